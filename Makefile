@@ -1,0 +1,44 @@
+# sslbench: the two commands a newcomer needs are `make bench` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup bench test unit rig-up rig-down benchmark lint clean
+
+setup: $(STAMP)
+
+# Reinstall only when the project description changes.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# Benchmark this machine through Ansible and print the table.
+bench: setup
+	$(BIN)/sslbench run
+
+# Build the loopback test fleet (needs root and Debian's packages), then run every test.
+test: setup rig-up
+	$(BIN)/pytest -q -ra
+
+# Unit tests only: no test hosts needed.
+unit: setup
+	$(BIN)/pytest -q -ra -m 'not rig'
+
+rig-up: setup
+	$(BIN)/python tests/rig/rig.py up
+
+rig-down:
+	$(BIN)/python tests/rig/rig.py down
+
+# Performance targets, measured (not asserted): prints ratios from one run.
+benchmark: setup
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+lint: setup
+	$(BIN)/ansible-lint playbooks/
+
+clean:
+	rm -rf $(VENV) build *.egg-info

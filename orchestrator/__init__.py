@@ -1,0 +1,3 @@
+"""sslbench: benchmark the crypto speed of a fleet of small Linux boxes over SSH with Ansible."""
+
+__version__ = "0.1.0"

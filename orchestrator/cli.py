@@ -1,0 +1,61 @@
+"""`sslbench` command line: one sub-command per module in orchestrator/commands/.
+
+Each command module exposes `register(subparsers)`, which adds its parser and sets
+`func=handler`; a handler takes the parsed arguments and returns the exit code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from orchestrator import __version__
+from orchestrator.errors import UserError
+
+# Order is the order `sslbench --help` lists them in.
+COMMANDS = ["run", "hosts", "parse", "report", "import_logs", "diff", "history"]
+
+DESCRIPTION = """\
+Benchmark the crypto speed (openssl speed) of a fleet of Linux boxes over SSH with Ansible,
+and turn the logs into comparison tables, plots and firmware-to-firmware diffs.
+
+Without -i, `sslbench run` benchmarks the machine it runs on."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sslbench", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"sslbench {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"orchestrator.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"orchestrator.commands.{name}":
+                raise
+            continue  # command not written yet
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"sslbench: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("sslbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

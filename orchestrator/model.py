@@ -1,0 +1,215 @@
+"""Plain data passed between the layers (parse -> store -> tables/diff/report).
+
+Everything here is a dataclass that round-trips through JSON with `to_dict` / `from_dict`,
+so a stored run can always be read back without the code that produced it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Measurement.status values
+OK = "ok"
+UNSUPPORTED = "unsupported"
+ERROR = "error"
+
+# HostResult.status values
+HOST_OK = "ok"
+HOST_UNREACHABLE = "unreachable"
+HOST_FAILED = "failed"
+
+
+@dataclass
+class Measurement:
+    """One cell of one `openssl speed` table: an algorithm at one block size (or one public-key operation).
+
+    Symmetric ciphers and digests fill `block_size` and `bytes_per_second`; public-key rows
+    (rsa2048, ecdsap256, ed25519 ...) fill `operation` ("sign", "verify", "op", "encrypt", ...)
+    and `ops_per_second` instead.  `count`/`seconds` come from a progress line when there was one.
+    """
+
+    algorithm: str
+    block_size: int | None = None
+    bytes_per_second: float | None = None
+    operation: str | None = None
+    ops_per_second: float | None = None
+    threads: int = 1
+    api: str | None = None  # "evp", "legacy", or None when the log cannot tell
+    openssl_version: str | None = None
+    count: int | None = None
+    seconds: float | None = None
+    status: str = OK  # OK, UNSUPPORTED (the host cannot run this cell) or ERROR
+    reason: str | None = None  # why a cell is unsupported / failed
+    repeat: int = 0  # index of the sample when a cell was run --repeat N times
+    flags: list[str] = field(default_factory=list)  # validity flags: busy, throttled, hot, ...
+
+    @property
+    def value(self) -> float | None:
+        """The figure a table shows: bytes/s for throughput, ops/s for public-key operations."""
+        return self.bytes_per_second if self.operation is None else self.ops_per_second
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Measurement:
+        return cls(**_known_fields(cls, data))
+
+
+@dataclass
+class OpenSSLBuild:
+    """What `openssl version -a` (or the block printed by `openssl speed`) says about the build."""
+
+    version: str | None = None  # "1.1.1w", "3.0.19", "LibreSSL 3.8.2"
+    version_line: str | None = None  # the line as printed
+    built_on: str | None = None
+    options: str | None = None
+    compiler: str | None = None
+    cpuinfo: str | None = None  # "OPENSSL_ia32cap=..." / "OPENSSL_armcap=..." (3.x)
+    platform: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> OpenSSLBuild:
+        return cls(**_known_fields(cls, data or {}))
+
+
+@dataclass
+class CpuFacts:
+    """What /proc/cpuinfo says: model, core names, logical CPU count and crypto instructions."""
+
+    model: str | None = None  # "Intel(R) Core(TM) i5-...", "Cortex-A53", "MIPS 74Kc V5.0"
+    arch: str | None = None  # "x86", "arm", "mips" (from the cpuinfo layout, or uname -m)
+    logical_cpus: int | None = None
+    crypto: list[str] = field(default_factory=list)  # "aes", "pmull", "sha1", "sha2", "sha512", "sha_ni", ...
+    cores: list[str] = field(default_factory=list)  # core name per logical CPU where known (big.LITTLE)
+    system_type: str | None = None  # MIPS `system type`, ARM `Hardware`
+    bogomips: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> CpuFacts:
+        return cls(**_known_fields(cls, data or {}))
+
+
+@dataclass
+class OsFacts:
+    """Which OS family and firmware a host runs (os-release, openwrt_release, DD-WRT, redhat-release)."""
+
+    family: str | None = None  # "debian", "raspbian", "armbian", "ubuntu", "openwrt", "ddwrt", "centos", "arch", ...
+    name: str | None = None  # pretty name
+    version: str | None = None  # VERSION_ID / DISTRIB_RELEASE
+    revision: str | None = None  # OpenWrt DISTRIB_REVISION, DD-WRT build number
+    kernel: str | None = None  # uname -r
+    machine: str | None = None  # uname -m
+    uname: str | None = None  # the whole `uname -a` line
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> OsFacts:
+        return cls(**_known_fields(cls, data or {}))
+
+
+@dataclass
+class ParsedLog:
+    """Everything one log (or one captured console session) told us."""
+
+    measurements: list[Measurement] = field(default_factory=list)
+    cpu: CpuFacts = field(default_factory=CpuFacts)
+    os: OsFacts = field(default_factory=OsFacts)
+    openssl: OpenSSLBuild = field(default_factory=OpenSSLBuild)
+    skipped: list[str] = field(default_factory=list)  # human-readable notes on what could not be read
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "measurements": [m.to_dict() for m in self.measurements],
+            "cpu": self.cpu.to_dict(),
+            "os": self.os.to_dict(),
+            "openssl": self.openssl.to_dict(),
+            "skipped": list(self.skipped),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ParsedLog:
+        return cls(
+            measurements=[Measurement.from_dict(m) for m in data.get("measurements", [])],
+            cpu=CpuFacts.from_dict(data.get("cpu")),
+            os=OsFacts.from_dict(data.get("os")),
+            openssl=OpenSSLBuild.from_dict(data.get("openssl")),
+            skipped=list(data.get("skipped", [])),
+        )
+
+
+@dataclass
+class HostResult:
+    """One host of one run: how it went, what it is, and what it measured."""
+
+    host: str
+    status: str = HOST_OK  # HOST_OK, HOST_UNREACHABLE, HOST_FAILED
+    reason: str | None = None
+    firmware: str | None = None  # a user label (`import --firmware`), else derived from os/openssl facts
+    cpu: CpuFacts = field(default_factory=CpuFacts)
+    os: OsFacts = field(default_factory=OsFacts)
+    openssl: OpenSSLBuild = field(default_factory=OpenSSLBuild)
+    measurements: list[Measurement] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # host-wide validity flags
+    conditions: dict[str, Any] = field(default_factory=dict)  # idle/clock/thermal evidence before/after
+    logs: list[str] = field(default_factory=list)  # raw log files, relative to the run directory
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HostResult:
+        known = _known_fields(cls, data)
+        known["cpu"] = CpuFacts.from_dict(data.get("cpu"))
+        known["os"] = OsFacts.from_dict(data.get("os"))
+        known["openssl"] = OpenSSLBuild.from_dict(data.get("openssl"))
+        known["measurements"] = [Measurement.from_dict(m) for m in data.get("measurements", [])]
+        return cls(**known)
+
+
+@dataclass
+class Run:
+    """A stored run: results/<run_id>/run.json."""
+
+    run_id: str
+    created: str  # ISO 8601, UTC
+    command: list[str] = field(default_factory=list)
+    matrix: dict[str, Any] = field(default_factory=dict)
+    hosts: list[HostResult] = field(default_factory=list)
+    source: str = "run"  # "run" (measured by sslbench) or "import" (saved logs)
+    schema: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "run_id": self.run_id,
+            "created": self.created,
+            "source": self.source,
+            "command": list(self.command),
+            "matrix": self.matrix,
+            "hosts": [h.to_dict() for h in self.hosts],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Run:
+        known = _known_fields(cls, data)
+        known["hosts"] = [HostResult.from_dict(h) for h in data.get("hosts", [])]
+        return cls(**known)
+
+
+def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """Keep only the keys the dataclass knows, so newer stores still load in older code."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}

@@ -1,0 +1,102 @@
+"""The result store: results/<run-id>/run.json next to results/<run-id>/<host>/*.log.
+
+Raw logs are always kept, so any run can be parsed again with newer code.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+
+from orchestrator.errors import UserError
+from orchestrator.model import SCHEMA_VERSION, Run
+
+RUN_FILE = "run.json"
+DEFAULT_RESULTS = Path("results")
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(name: str) -> str:
+    """A host or label as a single, harmless path component (no '/', no '..', no leading dot)."""
+    cleaned = _UNSAFE.sub("_", name).strip("._") or "_"
+    return cleaned[:128]
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def new_run_id() -> str:
+    """Sortable by time, unique even when two runs start in the same second."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+def new_run_dir(results_dir: Path | str = DEFAULT_RESULTS, run_id: str | None = None) -> Path:
+    run_dir = Path(results_dir) / safe_name(run_id or new_run_id())
+    try:
+        run_dir.mkdir(parents=True, exist_ok=False)
+    except FileExistsError:
+        raise UserError(f"run directory {run_dir} already exists; choose another run id") from None
+    except OSError as exc:
+        raise UserError(f"cannot create run directory {run_dir}: {exc.strerror}") from None
+    return run_dir
+
+
+def host_dir(run_dir: Path, host: str) -> Path:
+    """Where a host's raw logs go inside a run directory (created on demand)."""
+    path = Path(run_dir) / safe_name(host)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def save_run(run_dir: Path, run: Run) -> Path:
+    """Write run.json atomically: a crash mid-write never leaves a truncated store."""
+    path = Path(run_dir) / RUN_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(run.to_dict(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_run(path: Path | str) -> Run:
+    """Load a run from its directory or its run.json; clear errors for anything else."""
+    path = Path(path)
+    file = path / RUN_FILE if path.is_dir() else path
+    if not file.exists():
+        raise UserError(f"{path} is not a stored run (no {RUN_FILE}); runs live under results/<run-id>/")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"cannot read {file}: {exc}") from None
+    if not isinstance(data, dict) or "run_id" not in data:
+        raise UserError(f"{file} is not an sslbench run file")
+    schema = data.get("schema", 0)
+    if schema > SCHEMA_VERSION:
+        raise UserError(f"{file} was written by a newer sslbench (schema {schema}); upgrade sslbench to read it")
+    return Run.from_dict(data)
+
+
+def list_runs(results_dir: Path | str = DEFAULT_RESULTS) -> list[Path]:
+    """Run directories under results_dir, oldest first (run ids sort by time)."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if (p / RUN_FILE).is_file())
+
+
+def resolve_run(ref: str, results_dir: Path | str = DEFAULT_RESULTS) -> Path:
+    """A run given as a path, a run id under results_dir, or 'latest'."""
+    if ref == "latest":
+        runs = list_runs(results_dir)
+        if not runs:
+            raise UserError(f"no stored runs under {results_dir}; run `sslbench run` first")
+        return runs[-1]
+    for candidate in (Path(ref), Path(results_dir) / ref):
+        if (candidate / RUN_FILE).is_file() or (candidate.is_file() and candidate.name == RUN_FILE):
+            return candidate
+    raise UserError(f"no stored run '{ref}' (looked for {ref}/{RUN_FILE} and {Path(results_dir) / ref}/{RUN_FILE})")
