@@ -1,0 +1,105 @@
+"""Statistics against reference p-values computed independently here by enumerating every split."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from orchestrator import stats
+
+
+def enumerated_p(xs, ys):
+    """Two-sided exact Mann-Whitney p by brute force over every split of the pooled sample: twice the smaller
+    tail, P(U <= u) or P(U >= u), capped at 1 (ties count 1/2 in U). Without ties U is symmetric about n*m/2 and
+    this is the usual exact p; with ties it is the permutation-test convention scipy uses."""
+    def u_of(a, b):
+        return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in a for y in b)
+
+    pooled = list(xs) + list(ys)
+    n, m = len(xs), len(ys)
+    observed = u_of(xs, ys)
+    lower = upper = total = 0
+    for chosen in itertools.combinations(range(n + m), n):
+        a = [pooled[i] for i in chosen]
+        b = [pooled[i] for i in range(n + m) if i not in chosen]
+        u = u_of(a, b)
+        total += 1
+        lower += u <= observed + 1e-9
+        upper += u >= observed - 1e-9
+    return min(1.0, 2 * min(lower, upper) / total)
+
+
+def test_complete_separation_four_per_side_is_two_of_seventy():
+    # Only 2 of the C(8,4) = 70 splits separate completely (all old below, or all above): p = 2/70.
+    assert stats.mann_whitney_p([1, 2, 3, 4], [5, 6, 7, 8]) == pytest.approx(2 / 70)
+
+
+def test_three_per_side_can_never_be_significant():
+    # C(6,3) = 20 splits, 2 fully separated: p = 0.1 >= 0.05, which is why benchstat asks for >= 4 per side.
+    comparison = stats.compare([10, 11, 12], [20, 21, 22])
+    assert comparison.p_value == pytest.approx(0.1)
+    assert comparison.significant is False
+    assert "need >= 4" in comparison.warning
+
+
+@pytest.mark.parametrize(
+    "xs, ys",
+    [
+        ([1.0, 2.0, 4.0, 7.0], [3.0, 5.0, 6.0, 8.0]),
+        ([100.0, 101.5, 99.0, 102.0, 98.5], [103.0, 104.0, 100.5, 105.0, 106.0]),
+        ([1.0, 2.0, 2.0, 4.0], [2.0, 6.0, 7.0, 8.0]),  # ties: exact enumeration, not the normal approximation
+        ([5.0, 5.0, 5.0, 6.0, 7.0], [5.0, 6.0, 6.0, 8.0]),
+    ],
+)
+def test_p_values_match_brute_force_enumeration(xs, ys):
+    assert stats.mann_whitney_p(xs, ys) == pytest.approx(enumerated_p(xs, ys), rel=1e-9)
+
+
+def test_hand_counted_p_value():
+    # old [1,2,4,7] vs new [3,5,6,8]: U(old) = 0+0+1+3 = 4 of 16, |4-8| = 4; by hand 2*(#splits with U<=4) =
+    # 2*(1+1+2+3+5) = 24 of 70 -> p = 24/70 (U<=k counts for n=m=4: 1,1,2,3,5).
+    assert stats.mann_whitney_p([1, 2, 4, 7], [3, 5, 6, 8]) == pytest.approx(24 / 70)
+
+
+def test_cached_p_value_depends_only_on_order():
+    a = stats.mann_whitney_p([1, 2, 3, 4, 6], [5, 7, 8, 9, 10])
+    b = stats.mann_whitney_p([10.0, 20.0, 30.0, 40.0, 60.0], [50.0, 70.0, 80.0, 90.0, 100.0])
+    assert a == b == pytest.approx(enumerated_p([1, 2, 3, 4, 6], [5, 7, 8, 9, 10]))
+
+
+def test_identical_samples_are_not_significant():
+    comparison = stats.compare([5.0] * 5, [5.0] * 5)
+    assert comparison.p_value == 1.0
+    assert comparison.significant is False
+    assert comparison.delta_pct == 0.0
+
+
+def test_single_sample_gives_no_verdict():
+    comparison = stats.compare([100.0], [120.0, 121.0, 119.0, 122.0])
+    assert comparison.significant is None
+    assert comparison.p_value is None
+    assert comparison.delta_pct == pytest.approx(20.5)
+
+
+def test_large_samples_use_normal_approximation_and_detect_a_shift():
+    old = [100.0 + (i % 7) * 0.1 for i in range(60)]
+    new = [103.0 + (i % 5) * 0.1 for i in range(60)]
+    comparison = stats.compare(old, new)
+    assert comparison.significant is True
+    assert comparison.p_value < 1e-10
+
+
+def test_summary_median_spread_and_iqr():
+    s = stats.summarize([10.0, 12.0, 11.0, 9.0, 13.0])
+    assert s.median == 11.0
+    assert (s.low, s.high) == (9.0, 13.0)
+    assert s.spread_pct == pytest.approx(2 / 11 * 100)
+    assert s.iqr == pytest.approx(2.0)  # inclusive quartiles 10 and 12
+    assert stats.summarize([7.0]).spread_pct == 0.0
+
+
+def test_delta_pct():
+    assert stats.delta_pct(200.0, 150.0) == pytest.approx(-25.0)
+    assert stats.delta_pct(0.0, 1.0) is None
+    assert math.isclose(stats.compare([2.0, 2.0], [3.0, 3.0]).delta_pct, 50.0)
