@@ -1,0 +1,99 @@
+"""Which firmware a result was measured under: the key `history` groups by and `diff --by firmware` compares.
+
+A result's identity is its host plus its firmware: the user's label (`sslbench import --firmware LABEL`,
+HostResult.firmware) when there is one, else what the host reported: OS release (OpenWrt DISTRIB_RELEASE and
+DISTRIB_REVISION, os-release VERSION_ID, DD-WRT build), kernel, and the OpenSSL version with a short hash of its
+build options (the same version built with OPENSSL_SMALL_FOOTPRINT or without asm is a different firmware for speed).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from orchestrator.model import HostResult, OpenSSLBuild
+
+UNKNOWN_FIRMWARE = "unknown firmware"
+
+
+def openssl_build_hash(build: OpenSSLBuild) -> str | None:
+    """Six hex digits that change when the build options or compiler flags change (None when neither is known).
+
+    `built on` and the CPU capability line are left out: a rebuild with the same options is the same code, and
+    OPENSSL_ia32cap/armcap describe the CPU, not the firmware.
+    """
+    parts = [" ".join((build.options or "").split()), " ".join((build.compiler or "").split())]
+    if not any(parts):
+        return None
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:6]
+
+
+@dataclass(frozen=True)
+class Identity:
+    host: str
+    firmware: str  # firmware_label()
+    os_name: str | None = None
+    os_version: str | None = None
+    os_revision: str | None = None
+    kernel: str | None = None
+    openssl_version: str | None = None
+    openssl_build: str | None = None  # openssl_build_hash()
+    user_label: bool = False
+
+
+def identity(result: HostResult) -> Identity:
+    return Identity(
+        host=result.host,
+        firmware=firmware_label(result),
+        os_name=_os_name(result),
+        os_version=result.os.version,
+        os_revision=result.os.revision,
+        kernel=result.os.kernel,
+        openssl_version=_openssl_version(result),
+        openssl_build=openssl_build_hash(result.openssl),
+        user_label=bool(result.firmware and result.firmware.strip()),
+    )
+
+
+def firmware_label(result: HostResult) -> str:
+    """Human-readable and stable: the same facts always give the same label.
+
+    e.g. "OpenWrt 23.05.3 r23809-234f1a2efa · Linux 5.15.150 · OpenSSL 3.0.13 [1a2b3c]"
+    """
+    if result.firmware and result.firmware.strip():
+        return result.firmware.strip()
+    parts = []
+    os_part = " ".join(p for p in (_os_name(result), result.os.version, result.os.revision) if p)
+    if os_part:
+        parts.append(os_part)
+    if result.os.kernel:
+        parts.append(f"Linux {result.os.kernel}")
+    version = _openssl_version(result)
+    if version:
+        build = openssl_build_hash(result.openssl)
+        name = version if version.lower().startswith(("openssl", "libressl", "boringssl")) else f"OpenSSL {version}"
+        parts.append(f"{name} [{build}]" if build else name)
+    return " · ".join(parts) or UNKNOWN_FIRMWARE
+
+
+def _os_name(result: HostResult) -> str | None:
+    """A short OS name: 'OpenWrt', 'Debian GNU/Linux' ... (the family when no pretty name was recorded)."""
+    name = (result.os.name or "").strip()
+    if name:
+        # Pretty names often repeat the version ("OpenWrt 23.05.3", "Debian GNU/Linux 12 (bookworm)"): keep the name.
+        version = result.os.version
+        found = re.search(rf"(?<![\w.]){re.escape(version)}(?![\w.])", name) if version else None
+        if found:
+            name = name[: found.start()].strip() or name
+        return name
+    family = result.os.family
+    known = {"openwrt": "OpenWrt", "ddwrt": "DD-WRT", "centos": "CentOS", "debian": "Debian", "ubuntu": "Ubuntu",
+             "raspbian": "Raspbian", "armbian": "Armbian", "arch": "Arch Linux"}
+    return known.get(family or "", family)
+
+
+def _openssl_version(result: HostResult) -> str | None:
+    if result.openssl.version:
+        return result.openssl.version
+    versions = {m.openssl_version for m in result.measurements if m.openssl_version}
+    return sorted(versions)[0] if len(versions) == 1 else None
