@@ -1,0 +1,73 @@
+"""`sslbench diff`: old vs new per cell, like benchstat (two runs, or two firmware versions of one host)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from orchestrator import diff, store, tables
+from orchestrator.errors import UserError
+
+EPILOG = """\
+examples:
+  sslbench diff RUN_A RUN_B                 two stored runs (directories, run ids under --results, or latest)
+  sslbench diff RUN_A latest --host router  one host only
+  sslbench diff --host router --by firmware the two most recent firmware versions of router in the store
+  sslbench diff --host router --by firmware --from 23.05.3 --to 23.05.4
+
+delta is the change of the medians; `~` means not significant (Mann-Whitney U, p >= 0.05, as benchstat);
+significance needs repeats (sslbench run --repeat N, N >= 4) on both sides."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "diff", help="compare two runs, or two firmware versions of a host, cell by cell",
+        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("runs", nargs="*", metavar="RUN", help="old and new run (directory, run id, or latest)")
+    parser.add_argument("--host", help="compare this host only (required with --by firmware)")
+    parser.add_argument("--by", choices=("run", "firmware"), default="run",
+                        help="run: RUN_A vs RUN_B (default); firmware: two firmware identities of --host")
+    parser.add_argument("--from", dest="from_label", metavar="LABEL", help="old firmware (label or unique part of it)")
+    parser.add_argument("--to", dest="to_label", metavar="LABEL", help="new firmware (label or unique part of it)")
+    parser.add_argument("--format", choices=tables.FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.by == "firmware":
+        if args.runs:
+            raise UserError("--by firmware compares runs from the store: give --host H, not run directories")
+        if not args.host:
+            raise UserError("--by firmware needs --host H (the host whose firmware versions to compare)")
+        runs = load_store(args.results)
+        old, new, rows = diff.diff_by_firmware(runs, args.host, args.from_label, args.to_label)
+        if args.format in ("table", "markdown"):
+            print(f"{args.host}: old = {old.label} ({', '.join(old.run_ids)})")
+            print(f"{args.host}: new = {new.label} ({', '.join(new.run_ids)})\n")
+    else:
+        if args.from_label or args.to_label:
+            raise UserError("--from/--to name firmware versions: use them with --by firmware --host H")
+        if len(args.runs) != 2:
+            raise UserError("diff needs two runs (RUN_A RUN_B), or --host H --by firmware")
+        old_run, new_run = (store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs)
+        rows = diff.diff_runs(old_run, new_run, args.host)
+        if args.format in ("table", "markdown"):
+            print(f"old = {old_run.run_id}, new = {new_run.run_id}\n")
+    print(diff.render(rows, args.format))
+    return 0
+
+
+def load_store(results: Path) -> list:
+    """Every readable run in the store; unreadable ones are named on stderr and skipped."""
+    runs = []
+    paths = store.list_runs(results)
+    if not paths:
+        raise UserError(f"no stored runs under {results}; give --results DIR or run `sslbench run` first")
+    for path in paths:
+        try:
+            runs.append(store.load_run(path))
+        except UserError as exc:
+            print(f"sslbench: skipping {path}: {exc}", file=sys.stderr)
+    return runs

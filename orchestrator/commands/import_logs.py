@@ -1,0 +1,110 @@
+"""`sslbench import LOG… --host NAME`: saved console logs become a stored run, comparable with measured ones.
+
+Each log is parsed like `sslbench parse` does (a whole console session: prompts, other commands, facts).
+The same cell found in several logs counts as repeated samples (repeat 0, 1, …), so importing N saved runs of
+one firmware gives `sslbench diff` something to test for significance.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from orchestrator import store
+from orchestrator.diff import cell_key
+from orchestrator.errors import UserError
+from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("import", help="store saved console logs as a run (for diff and history)",
+                                   description=__doc__)
+    parser.add_argument("logs", nargs="+", metavar="LOG", type=Path, help="saved console session / openssl speed log")
+    parser.add_argument("--host", required=True, help="the host the logs were measured on")
+    parser.add_argument("--firmware", metavar="LABEL", help="firmware label (default: derived from the logs' facts)")
+    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results)
+    run = store.load_run(run_dir)
+    count = sum(len(h.measurements) for h in run.hosts)
+    print(f"imported {count} measurements of {args.host} from {len(args.logs)} log(s) as run {run.run_id}")
+    print(run_dir)
+    return 0
+
+
+def read_log(path: Path) -> str:
+    if path.is_dir():
+        raise UserError(f"{path} is a directory; give the log files themselves")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if b"\0" in data[:4096]:
+        raise UserError(f"{path} is not a text log (it contains binary data)")
+    return data.decode("utf-8", errors="replace")
+
+
+def parse_logs(paths: list[Path]) -> list[ParsedLog]:
+    from orchestrator.parse import parse_console  # the parser owns what a console session looks like
+
+    parsed = []
+    for path in paths:
+        log = parse_console(read_log(path))
+        if not log.measurements:
+            raise UserError(f"{path}: no openssl speed results found in it; is it the output of `openssl speed`?")
+        parsed.append(log)
+    return parsed
+
+
+def merge(host: str, logs: list[ParsedLog], firmware: str | None) -> HostResult:
+    """One HostResult from several logs: facts from the first log that has each one, repeats numbered per cell."""
+    seen: dict[tuple, int] = {}
+    measurements: list[Measurement] = []
+    for log in logs:
+        for m in log.measurements:
+            key = cell_key(m)
+            m.repeat = seen.get(key, 0)
+            seen[key] = m.repeat + 1
+            measurements.append(m)
+    return HostResult(
+        host=host,
+        firmware=firmware.strip() if firmware and firmware.strip() else None,
+        cpu=_first_facts(CpuFacts, [log.cpu for log in logs]),
+        os=_first_facts(OsFacts, [log.os for log in logs]),
+        openssl=_first_facts(OpenSSLBuild, [log.openssl for log in logs]),
+        measurements=measurements,
+    )
+
+
+def _first_facts(cls, facts: list):
+    """Field by field, the first log that knows it (one log may have cpuinfo, another `openssl version -a`)."""
+    merged = cls()
+    for name in merged.__dataclass_fields__:
+        for item in facts:
+            value = getattr(item, name)
+            if value not in (None, [], ""):
+                setattr(merged, name, value)
+                break
+    return merged
+
+
+def import_logs(paths: list[Path], host: str, firmware: str | None = None,
+                results_dir: Path | str = store.DEFAULT_RESULTS) -> Path:
+    """Parse every log first (nothing is written when one is bad), then store the run; returns its directory."""
+    if not host.strip():
+        raise UserError("--host must name the host the logs come from")
+    result = merge(host, parse_logs(paths), firmware)
+    run_dir = store.new_run_dir(results_dir)
+    target = store.host_dir(run_dir, host)
+    for index, path in enumerate(paths):
+        copy = target / f"import-{index:02d}-{store.safe_name(path.name)}"
+        shutil.copyfile(path, copy)
+        result.logs.append(str(copy.relative_to(run_dir)))
+    command = ["sslbench", "import", *map(str, paths), "--host", host] + (["--firmware", firmware] if firmware else [])
+    run = Run(run_id=run_dir.name, created=store.utc_now(), command=command, hosts=[result], source="import",
+              matrix={"imported_logs": [p.name for p in paths]})
+    store.save_run(run_dir, run)
+    return run_dir

@@ -1,0 +1,305 @@
+"""Old vs new, cell by cell: median, spread, delta % and the benchstat verdict (see stats.py for the rules).
+
+A cell is host × algorithm × api × threads × block size (× operation for public-key rows). The samples of a cell
+are its measurements with status ok (one per `--repeat` index, or pooled over several runs of one firmware).
+Cells are flagged when the host was short of CPU time (busy/throttled) or the cell was unsupported on a side.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from orchestrator import identity, stats, tables
+from orchestrator.errors import UserError
+from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
+
+# A progress line "… in 2.10s" on a 3 s cell means the process got 70 % of the CPU it asked for: busy or throttled.
+BUSY_RATIO = 0.8
+BUSY_FLAGS = ("busy", "throttled")
+
+# (algorithm, api, operation, threads, block_size)
+CellKey = tuple[str, str | None, str | None, int, int | None]
+
+
+def cell_key(m: Measurement) -> CellKey:
+    return (m.algorithm, m.api, m.operation, m.threads, m.block_size)
+
+
+def cell_sort_key(key: CellKey) -> tuple:
+    algorithm, api, operation, threads, block = key
+    return (algorithm, api or "", operation or "", threads, -1 if block is None else block)
+
+
+@dataclass
+class Cell:
+    samples: list[float] = field(default_factory=list)  # values of the ok measurements
+    flags: set[str] = field(default_factory=set)  # busy, throttled, unsupported, error
+    unit: str = "B/s"  # "B/s" for throughput, "ops/s" for public-key operations
+
+
+def nominal_seconds(run: Run) -> float | None:
+    """The seconds per cell the run asked openssl for (`-seconds N`), from the run's matrix, when recorded."""
+    for key in ("seconds", "seconds_per_cell"):
+        value = run.matrix.get(key) if isinstance(run.matrix, dict) else None
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+    return None
+
+
+def host_cells(result: HostResult, nominal: float | None = None, into: dict[CellKey, Cell] | None = None) -> dict[CellKey, Cell]:
+    """Group a host's measurements into cells (adding to `into` pools several runs of one firmware)."""
+    cells: dict[CellKey, Cell] = {} if into is None else into
+    host_flags = {f for f in result.flags if f in BUSY_FLAGS}
+    for m in result.measurements:
+        key = cell_key(m)
+        cell = cells.get(key)
+        if cell is None:
+            cell = cells[key] = Cell(unit="B/s" if m.operation is None else "ops/s")
+        if host_flags:
+            cell.flags |= host_flags
+        if m.status == OK:
+            value = m.bytes_per_second if m.operation is None else m.ops_per_second
+            if value is not None:
+                cell.samples.append(float(value))
+            for flag in m.flags:
+                if flag in BUSY_FLAGS:
+                    cell.flags.add(flag)
+            if nominal and m.seconds is not None and m.seconds < BUSY_RATIO * nominal:
+                cell.flags.add("busy")
+        else:
+            cell.flags.add("unsupported" if m.status == UNSUPPORTED else "error")
+    return cells
+
+
+@dataclass
+class DiffRow:
+    host: str
+    algorithm: str
+    api: str | None
+    operation: str | None
+    threads: int
+    block_size: int | None
+    unit: str
+    old: float | None  # median
+    new: float | None
+    old_spread_pct: float | None
+    new_spread_pct: float | None
+    old_n: int
+    new_n: int
+    delta_pct: float | None
+    p_value: float | None
+    significant: bool | None
+    flags: list[str]
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON shape of `sslbench diff --format json`."""
+        return {
+            "host": self.host,
+            "algorithm": self.algorithm,
+            "api": self.api,
+            "operation": self.operation,
+            "block_size": self.block_size,
+            "threads": self.threads,
+            "unit": self.unit,
+            "old": self.old,
+            "new": self.new,
+            "old_spread_pct": _round(self.old_spread_pct),
+            "new_spread_pct": _round(self.new_spread_pct),
+            "old_n": self.old_n,
+            "new_n": self.new_n,
+            "delta_pct": _round(self.delta_pct),
+            "p_value": self.p_value,
+            "significant": self.significant,
+            "flags": list(self.flags),
+        }
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+Side = dict[str, dict[CellKey, Cell]]  # host -> cells
+
+
+def side_of_run(run: Run, host: str | None = None) -> Side:
+    nominal = nominal_seconds(run)
+    return {h.host: host_cells(h, nominal) for h in run.hosts if host is None or h.host == host}
+
+
+def diff_sides(old: Side, new: Side) -> list[DiffRow]:
+    """One row per cell present on either side, hosts and cells in a stable order."""
+    rows: list[DiffRow] = []
+    for host in sorted(set(old) | set(new)):
+        old_cells, new_cells = old.get(host, {}), new.get(host, {})
+        for key in sorted(set(old_cells) | set(new_cells), key=cell_sort_key):
+            rows.append(_diff_cell(host, key, old_cells.get(key), new_cells.get(key)))
+    return rows
+
+
+def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> DiffRow:
+    algorithm, api, operation, threads, block = key
+    flags: list[str] = []
+    for side, cell in (("old", old), ("new", new)):
+        if cell is None:
+            flags.append(f"missing-{side}")
+            continue
+        flags.extend(f"{flag}-{side}" for flag in sorted(cell.flags))
+    unit = (old or new).unit  # type: ignore[union-attr]
+    old_summary = stats.summarize(old.samples) if old and old.samples else None
+    new_summary = stats.summarize(new.samples) if new and new.samples else None
+    delta = p = significant = None
+    if old_summary and new_summary:
+        comparison = stats.compare(old.samples, new.samples)  # type: ignore[union-attr]
+        delta, p, significant = comparison.delta_pct, comparison.p_value, comparison.significant
+    return DiffRow(
+        host=host, algorithm=algorithm, api=api, operation=operation, threads=threads, block_size=block, unit=unit,
+        old=old_summary.median if old_summary else None,
+        new=new_summary.median if new_summary else None,
+        old_spread_pct=old_summary.spread_pct if old_summary else None,
+        new_spread_pct=new_summary.spread_pct if new_summary else None,
+        old_n=old_summary.n if old_summary else 0,
+        new_n=new_summary.n if new_summary else 0,
+        delta_pct=delta, p_value=p, significant=significant, flags=flags,
+    )
+
+
+def diff_runs(old: Run, new: Run, host: str | None = None) -> list[DiffRow]:
+    if host is not None and not any(h.host == host for h in (*old.hosts, *new.hosts)):
+        raise UserError(f"host '{host}' is in neither run {old.run_id} nor {new.run_id}")
+    return diff_sides(side_of_run(old, host), side_of_run(new, host))
+
+
+@dataclass
+class FirmwareSeen:
+    """One firmware identity of a host across the store: when and in which runs it was measured."""
+
+    label: str
+    first: str  # ISO time of the first run
+    last: str
+    run_ids: list[str]
+    results: list[tuple[Run, HostResult]] = field(default_factory=list, repr=False)
+
+
+def firmware_history(runs: Iterable[Run], host: str) -> list[FirmwareSeen]:
+    """The firmware identities `host` was measured under, oldest first (by when each was last measured)."""
+    seen: dict[str, FirmwareSeen] = {}
+    for run in sorted(runs, key=lambda r: (r.created, r.run_id)):
+        for result in run.hosts:
+            if result.host != host or not result.measurements:
+                continue
+            label = identity.firmware_label(result)
+            entry = seen.get(label)
+            if entry is None:
+                entry = seen[label] = FirmwareSeen(label, run.created, run.created, [])
+            entry.last = run.created
+            if run.run_id not in entry.run_ids:
+                entry.run_ids.append(run.run_id)
+            entry.results.append((run, result))
+    return sorted(seen.values(), key=lambda e: (e.last, e.first))
+
+
+def pick_firmware(history: Sequence[FirmwareSeen], wanted: str, host: str) -> FirmwareSeen:
+    """A firmware named by its full label, or by a part of it that only one label contains."""
+    exact = [e for e in history if e.label == wanted]
+    if exact:
+        return exact[0]
+    partial = [e for e in history if wanted.lower() in e.label.lower()]
+    if len(partial) == 1:
+        return partial[0]
+    labels = "; ".join(e.label for e in history)
+    if not partial:
+        raise UserError(f"host '{host}' was never measured under firmware '{wanted}'; known: {labels}")
+    raise UserError(f"'{wanted}' matches several firmware labels of '{host}': {labels}; give more of the label")
+
+
+def diff_by_firmware(
+    runs: Iterable[Run], host: str, old_label: str | None = None, new_label: str | None = None
+) -> tuple[FirmwareSeen, FirmwareSeen, list[DiffRow]]:
+    """Compare two firmware identities of one host; every run under one firmware adds samples to its side."""
+    history = firmware_history(runs, host)
+    if not history:
+        raise UserError(f"no stored measurements of host '{host}'; check the name with `sslbench history {host}`")
+    if old_label is None and new_label is None and len(history) < 2:
+        raise UserError(
+            f"host '{host}' was measured under one firmware only ({history[0].label}); "
+            "measure it again after the upgrade, or import older logs with `sslbench import --firmware LABEL`"
+        )
+    new = pick_firmware(history, new_label, host) if new_label else history[-1]
+    if old_label:
+        old = pick_firmware(history, old_label, host)
+    else:
+        older = [e for e in history if e is not new]
+        if not older:
+            raise UserError(f"host '{host}' has no firmware other than '{new.label}' to compare with")
+        old = older[-1]
+    if old is new:
+        raise UserError(f"--from and --to name the same firmware ('{old.label}')")
+    return old, new, diff_sides(_pool(old, host), _pool(new, host))
+
+
+def _pool(entry: FirmwareSeen, host: str) -> Side:
+    cells: dict[CellKey, Cell] = {}
+    for run, result in entry.results:
+        host_cells(result, nominal_seconds(run), into=cells)
+    return {host: cells}
+
+
+# ---- rendering ---------------------------------------------------------------------------------------------
+
+HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta", "p", "flags"]
+
+
+def format_value(value: float | None, unit: str, spread: float | None = None) -> str:
+    """'31.4 MB/s ± 2%' for throughput, '3344 ops/s ± 1%' for public-key rows."""
+    if value is None:
+        return "-"
+    from orchestrator.insights import fmt_rate  # one formatter for tables, diff and report
+
+    text = fmt_rate(value, unit)
+    if spread is not None:
+        text += f" ± {spread:.0f}%"
+    return text
+
+
+def _delta_cell(row: DiffRow) -> str:
+    if row.delta_pct is None:
+        return "-"
+    if row.significant is False:
+        return "~"
+    return f"{row.delta_pct:+.1f}%"
+
+
+def _p_cell(row: DiffRow) -> str:
+    if row.old is None or row.new is None:
+        return ""
+    counts = f"n={row.old_n}+{row.new_n}"
+    if row.p_value is None:
+        return f"{counts} (no repeats)"
+    return f"p={row.p_value:.3f} {counts}"
+
+
+def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
+    out = []
+    for row in rows:
+        block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
+        out.append([
+            row.host, row.algorithm, row.api or "", row.threads, block,
+            format_value(row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
+            format_value(row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
+            _delta_cell(row), _p_cell(row), " ".join(row.flags),
+        ])
+    return out
+
+
+def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
+    """Text/Markdown tables like benchstat (`~` when not significant); CSV and JSON keep the raw numbers."""
+    import json
+
+    if fmt == "json":
+        return json.dumps([row.to_record() for row in rows], indent=2)
+    if fmt == "csv":
+        records = [row.to_record() for row in rows]
+        headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
+        values = [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()] for r in records]
+        return tables.render(headers, values, "csv")
+    return tables.render(HEADERS, table_rows(rows), fmt)

@@ -1,0 +1,235 @@
+"""The answers users want from a run, computed in one place for tables, diff and the reports.
+
+- per-core and all-core throughput (threads 1 vs `-multi N`; per core = all-core / N), in MB/s and Mbit/s;
+- the largest VPN/TLS line rate a host can carry for given links (Mbit/s), from aes-256-gcm / chacha20-poly1305
+  at 1024–16384-byte blocks on one core and on all cores (crypto only: packet handling costs come on top);
+- whether the CPU has crypto instructions (CpuFacts.crypto) and whether the EVP path uses them (EVP ≫ legacy on
+  aes-*-cbc: the legacy low-level API never uses AES instructions, EVP does when OpenSSL was built with asm);
+- RSA / ECDSA handshakes per second for TLS relays.
+
+Values are medians over repeats. Units: MB/s = 10^6 bytes/s, Mbit/s = 10^6 bits/s.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from orchestrator.diff import CellKey, host_cells
+from orchestrator.model import CpuFacts, HostResult
+
+AEADS = ("aes-256-gcm", "chacha20-poly1305")
+LINE_BLOCKS = (1024, 16384)  # VPN packets (~1400 B) to full TLS records (16 KiB)
+DEFAULT_LINKS = (100, 1000)  # Mbit/s
+EVP_GAIN = 2.0  # EVP at least this many times legacy: the EVP path uses the CPU's AES instructions
+AES_CBC = ("aes-128-cbc", "aes-192-cbc", "aes-256-cbc")
+API_PREFERENCE = ("evp", None, "legacy")  # the figure to quote when a cell was measured through several APIs
+
+
+def mbytes(bytes_per_second: float) -> float:
+    return bytes_per_second / 1e6
+
+
+def mbits(bytes_per_second: float) -> float:
+    return bytes_per_second * 8 / 1e6
+
+
+def _num(value: float) -> str:
+    """Three significant figures, no exponent: 0.0123, 1.23, 12.3, 123, 12345."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def fmt_rate(value: float, unit: str = "B/s") -> str:
+    """'31.4 MB/s' for throughput (bytes/s in), '3,344 ops/s' for public-key rows."""
+    if unit == "B/s":
+        return f"{_num(mbytes(value))} MB/s"
+    return f"{_num(value)} ops/s"
+
+
+def fmt_bytes_rate(value: float) -> str:
+    """'31.4 MB/s (251 Mbit/s)'."""
+    return f"{_num(mbytes(value))} MB/s ({_num(mbits(value))} Mbit/s)"
+
+
+def medians(result: HostResult) -> dict[CellKey, float]:
+    """Median value of every cell with at least one ok sample."""
+    return {key: statistics.median(cell.samples) for key, cell in host_cells(result).items() if cell.samples}
+
+
+@dataclass
+class Throughput:
+    algorithm: str
+    api: str | None
+    block_size: int
+    one_core: float | None  # bytes/s, threads 1
+    all_cores: float | None  # bytes/s, -multi N
+    cores: int | None  # N of -multi N
+
+    @property
+    def per_core(self) -> float | None:
+        """All-core throughput divided by N (how well it scales), or the single-thread figure without -multi."""
+        if self.all_cores is not None and self.cores:
+            return self.all_cores / self.cores
+        return self.one_core
+
+
+@dataclass
+class LineRate:
+    link_mbit: int
+    carried: bool | None  # None when nothing was measured to decide
+    cores_needed: int | None  # 1, N, or None when it cannot carry the link
+    best_mbit: float | None
+    verdict: str
+
+
+@dataclass
+class HostInsights:
+    host: str
+    throughput: list[Throughput] = field(default_factory=list)
+    line_rates: list[LineRate] = field(default_factory=list)
+    crypto_instructions: list[str] = field(default_factory=list)
+    evp_ratio: float | None = None  # best EVP / legacy ratio on aes-*-cbc
+    evp_verdict: str = ""
+    handshakes: dict[str, float] = field(default_factory=dict)  # name -> per second
+    handshake_notes: list[str] = field(default_factory=list)
+
+
+def throughput(values: dict[CellKey, float], algorithms: Sequence[str] | None = None) -> list[Throughput]:
+    """Single-core and all-core throughput per algorithm and block size, through the preferred API."""
+    out = []
+    names = sorted({k[0] for k in values if k[2] is None and k[4] is not None}) if algorithms is None else algorithms
+    for algorithm in names:
+        rows = {k: v for k, v in values.items() if k[0] == algorithm and k[2] is None and k[4] is not None}
+        apis = {k[1] for k in rows}
+        api = next((a for a in API_PREFERENCE if a in apis), None)
+        for block in sorted({k[4] for k in rows if k[1] == api}):  # type: ignore[type-var]
+            one = rows.get((algorithm, api, None, 1, block))
+            multi = [(k[3], v) for k, v in rows.items() if k[1] == api and k[4] == block and k[3] > 1]
+            cores, all_cores = max(multi) if multi else (None, None)
+            out.append(Throughput(algorithm, api, block, one, all_cores, cores))
+    return out
+
+
+def line_rates(values: dict[CellKey, float], links: Sequence[int] = DEFAULT_LINKS) -> list[LineRate]:
+    """Can the host's crypto carry each link? Uses the smallest block in LINE_BLOCKS (the VPN-sized, harder case)."""
+    best_one: tuple[float, str, int] | None = None  # (bytes/s, algorithm, block)
+    best_all: tuple[float, str, int, int] | None = None  # (bytes/s, algorithm, block, cores)
+    for algorithm in AEADS:
+        in_range = [t for t in throughput(values, [algorithm]) if LINE_BLOCKS[0] <= t.block_size <= LINE_BLOCKS[1]]
+        if not in_range:
+            continue
+        t = min(in_range, key=lambda x: x.block_size)
+        if t.one_core is not None and (best_one is None or t.one_core > best_one[0]):
+            best_one = (t.one_core, t.algorithm, t.block_size)
+        if t.all_cores is not None and (best_all is None or t.all_cores > best_all[0]):
+            best_all = (t.all_cores, t.algorithm, t.block_size, t.cores or 0)
+    out = []
+    for link in links:
+        if best_one is None and best_all is None:
+            out.append(LineRate(link, None, None, None,
+                                f"{link} Mbit/s: unknown (measure {' or '.join(AEADS)} at 1024-16384-byte blocks)"))
+            continue
+        one = mbits(best_one[0]) if best_one else None
+        every = mbits(best_all[0]) if best_all else None
+        best = max(v for v in (one, every) if v is not None)
+        if one is not None and one >= link:
+            text = f"carries {link} Mbit/s on 1 core ({best_one[1]}: {one:,.0f} Mbit/s at {best_one[2]}-byte blocks)"
+            out.append(LineRate(link, True, 1, best, text))
+        elif every is not None and every >= link:
+            cores = best_all[3]
+            text = (f"carries {link} Mbit/s on {cores} cores, not on 1 core "
+                    f"({best_all[1]}: {every:,.0f} Mbit/s on {cores} cores"
+                    + (f", {one:,.0f} on 1 core)" if one is not None else ")"))
+            out.append(LineRate(link, True, cores, best, text))
+        else:
+            scope = "all cores measured" if every is not None else "1 core; all cores not measured"
+            out.append(LineRate(link, False, None, best,
+                                f"cannot carry {link} Mbit/s (best {best:,.0f} Mbit/s, {scope})"))
+    return out
+
+
+def evp_check(values: dict[CellKey, float], cpu: CpuFacts) -> tuple[float | None, str]:
+    """EVP / legacy on aes-*-cbc at the largest block both measured; and what it says about AES instructions."""
+    has_aes = any(flag.lower() in ("aes", "aes-ni", "aesni") for flag in cpu.crypto)
+    cpu_known = bool(cpu.crypto or cpu.model or cpu.arch)
+    best: float | None = None
+    for algorithm in AES_CBC:
+        evp = {k[4]: v for k, v in values.items() if k[0] == algorithm and k[1] == "evp" and k[3] == 1 and k[2] is None}
+        legacy = {k[4]: v for k, v in values.items()
+                  if k[0] == algorithm and k[1] == "legacy" and k[3] == 1 and k[2] is None}
+        common = sorted(set(evp) & set(legacy), key=lambda b: b or 0)
+        if common and legacy[common[-1]] > 0:
+            ratio = evp[common[-1]] / legacy[common[-1]]
+            best = ratio if best is None else max(best, ratio)
+    if has_aes:
+        cpu_text = "the CPU has AES instructions"
+    else:
+        cpu_text = "the CPU reports no AES instructions" if cpu_known else "CPU features unknown (no /proc/cpuinfo)"
+    if best is None:
+        return None, f"{cpu_text}; EVP vs legacy not measured (run aes-128-cbc with and without -evp)"
+    if best >= EVP_GAIN:
+        return best, f"{cpu_text}; EVP is {best:.1f}x legacy on aes-cbc: the EVP path uses hardware/asm AES"
+    if has_aes:
+        return best, (f"{cpu_text} but EVP is only {best:.1f}x legacy on aes-cbc: "
+                      "this OpenSSL does not seem to use them (built without asm?)")
+    return best, f"{cpu_text}; EVP is {best:.1f}x legacy on aes-cbc (no hardware AES to gain from)"
+
+
+def handshakes(values: dict[CellKey, float]) -> tuple[dict[str, float], list[str]]:
+    """Full TLS handshakes per second a relay's CPU can sign, one core and all cores.
+
+    A server does one private-key operation (RSA or ECDSA sign) per full handshake, plus one key exchange
+    (x25519 or ECDH P-256) when that was measured: handshakes/s ≈ 1 / (1/sign + 1/kex).
+    """
+    out: dict[str, float] = {}
+    notes: list[str] = []
+    kex_name = next((n for n in ("x25519", "ecdhp256") if any(k[0] == n for k in values)), None)
+    for name, algorithm in (("RSA-2048", "rsa2048"), ("ECDSA-P256", "ecdsap256")):
+        signs = {k[3]: v for k, v in values.items() if k[0] == algorithm and k[2] == "sign"}
+        for threads, sign in sorted(signs.items()):
+            kex = values.get((kex_name, None, "op", threads, None)) if kex_name else None
+            if kex is None and kex_name:
+                kex = next((v for k, v in values.items() if k[0] == kex_name and k[3] == threads), None)
+            rate = 1 / (1 / sign + 1 / kex) if kex else sign
+            scope = "1 core" if threads == 1 else f"{threads} cores"
+            out[f"{name} handshakes/s ({scope})"] = rate
+        if signs and not kex_name:
+            notes.append(f"{name}: sign/s only (measure x25519 or ecdhp256 to include the key exchange)")
+    return out, notes
+
+
+def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS) -> HostInsights:
+    values = medians(result)
+    ratio, verdict = evp_check(values, result.cpu)
+    shakes, notes = handshakes(values)
+    return HostInsights(
+        host=result.host,
+        throughput=throughput(values, [a for a in AEADS if any(k[0] == a for k in values)]),
+        line_rates=line_rates(values, links),
+        crypto_instructions=list(result.cpu.crypto),
+        evp_ratio=ratio,
+        evp_verdict=verdict,
+        handshakes=shakes,
+        handshake_notes=notes,
+    )
+
+
+def parse_links(text: str) -> list[int]:
+    """'100,1000' -> [100, 1000] (Mbit/s)."""
+    from orchestrator.errors import UserError
+
+    try:
+        links = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"--link takes Mbit/s numbers separated by commas, like 100,1000 (got '{text}')") from None
+    if not links or any(link <= 0 for link in links):
+        raise UserError(f"--link takes positive Mbit/s numbers, like 100,1000 (got '{text}')")
+    return links

@@ -1,0 +1,167 @@
+"""diff of crafted runs and stores: deltas, verdicts, flags, the JSON shape and the CLI."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from orchestrator import cli, diff, store
+from orchestrator.errors import UserError
+from orchestrator.model import HostResult, Measurement, OsFacts, Run
+
+
+def throughput(values, algorithm="aes-256-gcm", block=1024, threads=1, api="evp", **extra):
+    return [Measurement(algorithm, block, v, threads=threads, api=api, repeat=i, **extra) for i, v in enumerate(values)]
+
+
+def make_run(run_id, hosts, created="2026-01-01T00:00:00+00:00", matrix=None):
+    return Run(run_id=run_id, created=created, hosts=hosts, matrix=matrix or {})
+
+
+def row_for(rows, **match):
+    found = [r for r in rows if all(getattr(r, k) == v for k, v in match.items())]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_significant_slowdown_with_repeats():
+    old = make_run("a", [HostResult("r1", measurements=throughput([100e6, 101e6, 99e6, 100.5e6, 100.2e6]))])
+    new = make_run("b", [HostResult("r1", measurements=throughput([80e6, 81e6, 79e6, 80.5e6, 80.2e6]))])
+    (row,) = diff.diff_runs(old, new)
+    assert (row.old, row.new) == (100.2e6, 80.2e6)
+    assert row.delta_pct == pytest.approx((80.2 - 100.2) / 100.2 * 100)
+    assert row.p_value == pytest.approx(2 / 252)  # complete separation, C(10,5) = 252 splits
+    assert row.significant is True
+    assert (row.old_n, row.new_n) == (5, 5)
+
+
+def test_overlapping_samples_are_not_significant_and_show_tilde():
+    old = make_run("a", [HostResult("r1", measurements=throughput([100, 102, 98, 101, 99]))])
+    new = make_run("b", [HostResult("r1", measurements=throughput([101, 99, 100, 103, 97]))])
+    (row,) = diff.diff_runs(old, new)
+    assert row.significant is False
+    text = diff.render([row], "table")
+    assert "~" in text.splitlines()[-1]
+    assert "n=5+5" in text
+
+
+def test_single_samples_give_null_significance_in_json():
+    old = make_run("a", [HostResult("r1", measurements=throughput([100e6]))])
+    new = make_run("b", [HostResult("r1", measurements=throughput([110e6]))])
+    (record,) = json.loads(diff.render(diff.diff_runs(old, new), "json"))
+    for key in ("host", "algorithm", "block_size", "threads", "old", "new", "delta_pct", "significant", "api"):
+        assert key in record
+    assert record["significant"] is None
+    assert record["delta_pct"] == pytest.approx(10.0)
+    assert (record["host"], record["algorithm"], record["block_size"], record["threads"]) == (
+        "r1", "aes-256-gcm", 1024, 1)
+
+
+def test_cells_are_split_by_api_threads_block_and_operation():
+    ms = (throughput([1.0, 2.0], api="evp") + throughput([3.0], api="legacy") + throughput([4.0], threads=2)
+          + throughput([5.0], block=16384)
+          + [Measurement("rsa2048", operation="sign", ops_per_second=300.0),
+             Measurement("rsa2048", operation="verify", ops_per_second=9000.0)])
+    rows = diff.diff_runs(make_run("a", [HostResult("h", measurements=ms)]),
+                          make_run("b", [HostResult("h", measurements=ms)]))
+    assert len(rows) == 6
+    sign = row_for(rows, algorithm="rsa2048", operation="sign")
+    assert (sign.unit, sign.old, sign.block_size) == ("ops/s", 300.0, None)
+    assert row_for(rows, api="evp", threads=1, block_size=1024).old == 1.5
+
+
+def test_busy_cells_flagged_from_progress_seconds_and_flags():
+    busy_old = throughput([100.0, 100.0], seconds=2.1)  # asked for 3 s, got 2.1 s of CPU: busy
+    flagged_new = throughput([100.0, 100.0], seconds=2.99, flags=["throttled"])
+    rows = diff.diff_runs(make_run("a", [HostResult("h", measurements=busy_old)], matrix={"seconds": 3}),
+                          make_run("b", [HostResult("h", measurements=flagged_new)], matrix={"seconds": 3}))
+    assert rows[0].flags == ["busy-old", "throttled-new"]
+
+
+def test_unsupported_and_missing_cells_are_flagged():
+    unsupported = Measurement("chacha20-poly1305", 1024, status="unsupported", reason="OpenSSL 1.0.2", api="evp")
+    old = make_run("a", [HostResult("h", measurements=[unsupported] + throughput([1.0]))])
+    new = make_run("b", [HostResult("h", measurements=throughput([2.0], algorithm="chacha20-poly1305"))])
+    rows = diff.diff_runs(old, new)
+    chacha = row_for(rows, algorithm="chacha20-poly1305")
+    assert chacha.flags == ["unsupported-old"]
+    assert chacha.old is None and chacha.new == 2.0 and chacha.delta_pct is None
+    assert row_for(rows, algorithm="aes-256-gcm").flags == ["missing-new"]
+
+
+def test_host_filter_and_unknown_host():
+    old = make_run("a", [HostResult("h1", measurements=throughput([1.0])), HostResult("h2", measurements=throughput([1.0]))])
+    assert {r.host for r in diff.diff_runs(old, old, host="h2")} == {"h2"}
+    with pytest.raises(UserError, match="nope"):
+        diff.diff_runs(old, old, host="nope")
+
+
+def firmware_host(version, values, firmware=None):
+    return HostResult("router", firmware=firmware, os=OsFacts(family="openwrt", name="OpenWrt", version=version),
+                      measurements=throughput(values))
+
+
+def test_diff_by_firmware_pools_runs_of_one_firmware_and_picks_two_latest():
+    runs = [
+        make_run("1", [firmware_host("21.02", [50.0, 51.0])], created="2026-01-01T00:00:00+00:00"),
+        make_run("2", [firmware_host("22.03", [100.0, 101.0])], created="2026-02-01T00:00:00+00:00"),
+        make_run("3", [firmware_host("22.03", [102.0, 99.0])], created="2026-02-02T00:00:00+00:00"),
+        make_run("4", [firmware_host("23.05", [90.0, 91.0, 89.0, 90.5])], created="2026-03-01T00:00:00+00:00"),
+    ]
+    old, new, rows = diff.diff_by_firmware(runs, "router")
+    assert (old.label, new.label) == ("OpenWrt 22.03", "OpenWrt 23.05")
+    assert old.run_ids == ["2", "3"]
+    (row,) = rows
+    assert (row.old_n, row.new_n) == (4, 4)
+    assert row.significant is True and row.delta_pct < 0
+    old, new, _ = diff.diff_by_firmware(runs, "router", old_label="21.02", new_label="22.03")
+    assert (old.label, new.label) == ("OpenWrt 21.02", "OpenWrt 22.03")
+    with pytest.raises(UserError, match="several"):
+        diff.diff_by_firmware(runs, "router", old_label="OpenWrt")
+    with pytest.raises(UserError, match="one firmware only"):
+        diff.diff_by_firmware(runs[1:3], "router")
+
+
+def save(tmp_path, run):
+    run_dir = store.new_run_dir(tmp_path, run.run_id)
+    store.save_run(run_dir, run)
+    return run_dir
+
+
+def test_cli_diff_two_run_dirs_json_and_table(tmp_path, capsys):
+    a = save(tmp_path, make_run("20260101T000000Z-aaaa", [HostResult("r1", measurements=throughput([10e6] * 4))]))
+    b = save(tmp_path, make_run("20260102T000000Z-bbbb", [HostResult("r1", measurements=throughput([12e6, 12.1e6, 11.9e6, 12.2e6]))]))
+    assert cli.main(["diff", str(a), "latest", "--results", str(tmp_path), "--format", "json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["significant"] is True and record["delta_pct"] == pytest.approx(20.5)
+    assert cli.main(["diff", a.name, b.name, "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "10.0 MB/s" in out and "+20.5%" in out and "p=0.029 n=4+4" in out
+    assert cli.main(["diff", a.name, b.name, "--results", str(tmp_path), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("host,algorithm,api,operation,block_size")
+
+
+def test_cli_diff_errors_exit_2(tmp_path, capsys):
+    assert cli.main(["diff", "only-one", "--results", str(tmp_path)]) == 2
+    assert "two runs" in capsys.readouterr().err
+    assert cli.main(["diff", "x", "y", "--results", str(tmp_path)]) == 2
+    assert "no stored run 'x'" in capsys.readouterr().err
+    assert cli.main(["diff", "--by", "firmware", "--results", str(tmp_path)]) == 2
+    assert "--host" in capsys.readouterr().err
+
+
+def test_cli_diff_by_firmware_and_history(tmp_path, capsys):
+    save(tmp_path, make_run("20260101T000000Z-0001", [firmware_host("22.03", [100.0, 101.0, 99.0, 100.5])],
+                            created="2026-01-01T00:00:00+00:00"))
+    save(tmp_path, make_run("20260201T000000Z-0002", [firmware_host("23.05", [100.0, 99.5, 101.0, 100.2], "beta")],
+                            created="2026-02-01T00:00:00+00:00"))
+    assert cli.main(["history", "router", "--results", str(tmp_path), "--format", "json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [h["firmware"] for h in history] == ["OpenWrt 22.03", "beta"]
+    assert history[1]["runs"] == ["20260201T000000Z-0002"]
+    assert cli.main(["diff", "--host", "router", "--by", "firmware", "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "old = OpenWrt 22.03" in out and "new = beta" in out
+    assert re.search(r"\s~\s+p=1\.000 n=4\+4", out)  # delta column: not significant
+    assert cli.main(["history", "nobody", "--results", str(tmp_path)]) == 2
