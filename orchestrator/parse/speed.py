@@ -1,0 +1,801 @@
+"""Read `openssl speed` output of any OpenSSL version (1.0.x … 3.5, LibreSSL) into records.
+
+What is read (see tests/data/speed/README.md for a real or constructed sample of each):
+- human throughput tables (`type 16 bytes …` header, rows `%-13s` + ` %11.2fk` or plain bytes/s),
+  including `-bytes N`, `-aead`, `-mb` and the headerless `-multi N` summary;
+- `-mr` lines: `+H`, `+F` (keyed on the name, never the index), `+F2`…`+F10`, and the
+  `Got: … from N` lines of `-multi` children;
+- public-key tables: rsa/dsa (2 or 4 operations), ecdsa, ecdh, eddsa, sm2, ffdh, KEM and
+  signature tables (3.5);
+- progress lines (`Doing …: N X's in Ts`, `… ops in Ts`, `+DT`/`+R`, `+DTP`/`+Rn`), whose
+  count and CPU seconds are attached to the matching record;
+- the version block (`OpenSSL 1.0.2u …`, `version: 3.0.19`, `built on:`, `options:`,
+  `compiler:`, `platform:`, `CPUINFO:`).
+
+Text is taken as it comes: CRLF, lost or doubled newlines, prompts and other commands mixed in.
+Nothing raises; what could not be read is described in `ParsedLog.skipped`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from orchestrator.model import ERROR, Measurement, OpenSSLBuild, ParsedLog
+from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
+
+SIZES_1_0 = (16, 64, 256, 1024, 8192)
+SIZES_1_1 = (16, 64, 256, 1024, 8192, 16384)
+
+# One number as `openssl speed` prints it (also inf/nan when the measured time was 0).
+_NUM = r"(?:-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|-?nan)"
+_VALUE_TOKEN = re.compile(r"-?(?:\d+\.\d+|\d+|inf|nan)k?", re.IGNORECASE)
+
+# Where a line must have started when newlines were lost (a web page copy).
+_ANCHORS = re.compile(
+    r"[ \t]*(?=Doing \S|\+DTP?:|\+R\d*:|Forked child |Got: |version: \d|built on:|options:"
+    r"|compiler: |CPUINFO: |platform: |The 'numbers' |(?<!Library: )OpenSSL \d|LibreSSL \d"
+    r"|type +\d+ bytes)|(?<!Got: )(?=\+[FH]\d*:)"
+)
+# Throughput rows glued to the next line without a space: `30703.62kaes-256-gcm`.
+_GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])")
+
+_HEADER = re.compile(r"type((?:\s+\d+ bytes)+)")
+_PROGRESS = re.compile(
+    r"Doing (?P<name>.+?)(?: ops)? for (?P<tm>\d+)s on (?P<size>\d+) size blocks: "
+    r"(?P<count>\d+) .+?(?:'s| ops) in (?P<secs>" + _NUM + r")s"
+)
+_PK_PROGRESS = re.compile(
+    r"(?P<count>\d+) (?P<bits>\d+)[ -]bits? (?P<what>[A-Za-z0-9' ]+?) in (?P<secs>" + _NUM + r")s"
+)
+_NAMED_PROGRESS = re.compile(
+    r"(?P<count>\d+) (?P<name>\S+) (?:KEM |signature )?(?P<op>keygen|encaps|decaps|sign|verify) ops "
+    r"in (?P<secs>" + _NUM + r")s"
+)
+_RSA4 = re.compile(
+    rf"(?<![A-Za-z])rsa\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s"
+    rf"\s+({_NUM})\s+({_NUM})\s+({_NUM})\s+({_NUM})"
+)
+_RSA_DSA = re.compile(rf"(?<![A-Za-z])(rsa|dsa)\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})")
+_CURVE_SIGN = re.compile(
+    rf"(\d+)\s+bits?\s+(ecdsa|EdDSA|SM2)\s+\(([^)\s]+)\)\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})",
+    re.IGNORECASE,
+)
+_CURVE_OP = re.compile(rf"(\d+)\s+bits?\s+ecdh\s+\(([^)\s]+)\)\s+{_NUM}s\s+({_NUM})", re.IGNORECASE)
+_FFDH = re.compile(rf"(\d+)\s+bits?\s+ffdh\s+{_NUM}s\s+({_NUM})", re.IGNORECASE)
+_KEM_SIG_ROW = re.compile(rf"(\S+)\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})\s+({_NUM})")
+_OPENSSL_VERSION = re.compile(r"OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)")
+_LIBRESSL_VERSION = re.compile(r"LibreSSL\s+(\d+\.\d+\.\d+)")
+_VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
+_ERROR_LINE = re.compile(r"speed: |Error: bad option|is an unknown cipher or digest|Child exited with|"
+                         r"Child terminated by signal|Unknown type '|error!$")
+
+# Elliptic curves in the order `openssl speed` numbers them (the `+F4`/`+F5` index):
+# (bits, curve); index 16+ differ: 1.0.x stops at 15, 1.1.0 has X25519 at 16, 1.1.1+ brainpool first.
+_EC_CURVES = [
+    (160, "secp160r1"), (192, "nistp192"), (224, "nistp224"), (256, "nistp256"), (384, "nistp384"),
+    (521, "nistp521"), (163, "nistk163"), (233, "nistk233"), (283, "nistk283"), (409, "nistk409"),
+    (571, "nistk571"), (163, "nistb163"), (233, "nistb233"), (283, "nistb283"), (409, "nistb409"),
+    (571, "nistb571"), (256, "brainpoolP256r1"), (256, "brainpoolP256t1"), (384, "brainpoolP384r1"),
+    (384, "brainpoolP384t1"), (512, "brainpoolP512r1"), (512, "brainpoolP512t1"), (253, "X25519"),
+    (448, "X448"),
+]
+_ED_CURVES = [(253, "Ed25519"), (456, "Ed448")]
+
+# 1.x digests whose `-evp` label equals the built-in test's label: the table cannot tell them apart.
+_AMBIGUOUS = {"md2", "md4", "md5", "mdc2", "sha1", "sha224", "sha256", "sha384", "sha512", "rmd160",
+              "ripemd160", "whirlpool", "rc4", "sm3", "sha3-256", "sha3-512", "blake2b512", "blake2s256"}
+# Built-in tests of 1.x that never go through EVP.
+_LEGACY_ONLY = {"ghash", "rand", "hmac(md5)"}
+
+
+@dataclass
+class _Row:
+    """A throughput or public-key figure before the whole log has been read."""
+
+    label: str  # as printed (decides api)
+    algorithm: str
+    block_size: int | None = None
+    value: float | None = None  # bytes/s or ops/s
+    operation: str | None = None
+    child: int | None = None  # -multi child number for `Got:` lines
+    pk_key: tuple | None = None  # (family, bits, op) to match progress lines
+    error: str | None = None
+
+
+@dataclass
+class _State:
+    build: OpenSSLBuild = field(default_factory=OpenSSLBuild)
+    sizes: tuple[int, ...] | None = None
+    child_sizes: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    rows: list[_Row] = field(default_factory=list)
+    progress: dict[tuple, list[tuple[int, float]]] = field(default_factory=dict)
+    pending_dt: tuple[str, int] | None = None
+    pending_dtp: tuple | None = None
+    pk_table: str | None = None  # "kem" / "sig" after their headers
+    forked: int = 0
+    children: set[int] = field(default_factory=set)
+    hints: dict | None = None
+    seen_block: bool = False
+    ops_format: bool = False  # 3.2+ progress lines (`ops in`)
+    pk_seconds_lines: list = field(default_factory=list)  # +F2..+F4 whose unit is decided at the end
+    kem_names: list[str] = field(default_factory=list)
+    sig_names: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    ignored: int = 0
+
+
+def parse_speed(text: str, *, threads: int | None = None, api: str | None = None,
+                algorithm: str | None = None) -> ParsedLog:
+    """Every measurement in one `openssl speed` output, plus the OpenSSL build it names.
+
+    `threads`, `api` and `algorithm` are what the caller knows about the command (e.g. from
+    `speed_command_hints`); an `openssl speed …` command line inside the text is read too.
+
+    threads: the `threads` argument, else the number of `-multi` children the log shows, else 1.
+
+    api rule ("evp", "legacy" or None):
+    - the `api` argument, when given, is used for every throughput record;
+    - the `-multi` summary row `evp`, and labels with upper-case letters (3.x prints
+      `EVP_CIPHER_get0_name`, `AES-128-GCM`) are "evp";
+    - labels with a space (`aes-256 cbc`, 1.x low-level API) and 1.x-only tests (ghash, rand,
+      hmac(md5)) are "legacy";
+    - the command line in the log decides the rest: the `-evp` name is "evp", names given
+      without `-evp` are "legacy";
+    - otherwise the version decides: in 3.x a lower-case cipher row is the built-in (non `-evp`)
+      test, "legacy" (3.x runs it through EVP internally, but it is the test `openssl speed
+      aes-128-cbc` selects); in 1.x a dashed cipher name only comes from `-evp`, so "evp";
+    - digests (`sha256`, `md5` …) print the same label with and without `-evp`: None.
+    Public-key records get the `api` argument or None.
+
+    The `-multi` summary row labelled `evp` (1.1.1, 3.0 ≤ 3.0.9) takes its real name from the
+    children's `+F` lines, else from `algorithm` or the command line; when the summary is
+    missing the children's figures are summed.  Counts and seconds are not attached to
+    `-multi` records (each child measured its own share).
+    """
+    state = _State()
+    for line in _lines(text):
+        try:
+            _read_line(line, state)
+        except Exception as exc:  # a safety net: a malformed line must never lose the log
+            state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")
+    return _finish(state, threads=threads, api=api, algorithm=algorithm)
+
+
+def parse_openssl_build(text: str) -> OpenSSLBuild:
+    """The OpenSSL build described by `openssl version -a` output or the block `openssl speed` prints."""
+    build = OpenSSLBuild()
+    for line in _lines(text):
+        _read_build_line(line, build)
+    return build
+
+
+# ---------------------------------------------------------------------------------------------
+# lines
+
+
+def _lines(text: str):
+    """Lines, with CR/CRLF handled and newlines that a copy lost put back."""
+    if not isinstance(text, str):
+        text = str(text or "")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if len(line) > 100 or line.count(":") > 1 or "+" in line[1:]:
+            if not line.startswith(("compiler:", "Got: ")) or len(line) > 600:
+                line = _GLUED_ROW.sub(r"\1\2 ", line)
+                parts = _ANCHORS.split(line)
+                if len(parts) > 1:
+                    for part in parts:
+                        part = part.strip()
+                        if part:
+                            yield part
+                    continue
+        yield line
+
+
+def _read_line(line: str, state: _State) -> None:
+    first = line[0]
+    if first == "+":
+        _read_mr(line, state, child=None)
+    elif line.startswith("Doing "):
+        _read_progress(line, state)
+    elif line.startswith("Got: "):
+        _read_child(line, state)
+    elif line.startswith("Forked child"):
+        state.forked += 1
+    elif line.startswith(("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:", "compiler:",
+                          "platform:", "CPUINFO:")):
+        _read_build_line(line, state.build)
+        state.seen_block = True
+    elif line.startswith("type ") and _HEADER.match(line):
+        _read_header(line, state)
+    elif line.startswith("The 'numbers'"):
+        pass
+    elif "sign/s" in line or "op/s" in line or "keygens/s" in line:
+        if "encaps/s" in line:
+            state.pk_table = "kem"
+        elif "keygens/s" in line:
+            state.pk_table = "sig"
+        else:
+            state.pk_table = None
+    elif first.isdigit() or line.startswith(("rsa ", "dsa ")) or state.pk_table:
+        if not _read_pk_rows(line, state) and not _read_rows(line, state):
+            _ignore(line, state)
+    elif "speed" in line and "openssl" in line:
+        hints = speed_command_hints(line)
+        if hints["algorithms"] or hints["threads"] or hints["api"] or hints["mr"]:
+            state.hints = hints
+        else:
+            _ignore(line, state)
+    elif _ERROR_LINE.search(line):
+        state.skipped.append(f"openssl said: {line[:200]}")
+    elif not _read_rows(line, state):
+        _ignore(line, state)
+
+
+def _ignore(line: str, state: _State) -> None:
+    state.ignored += 1
+
+
+def _read_build_line(line: str, build: OpenSSLBuild) -> None:
+    if line.startswith("OpenSSL ") or line.startswith("LibreSSL "):
+        match = _OPENSSL_VERSION.match(line) or _LIBRESSL_VERSION.match(line)
+        if match and build.version is None:
+            build.version = match.group(1) if line[0] == "O" else "LibreSSL " + match.group(1)
+            build.version_line = line
+    elif line.startswith("version:"):
+        match = _VERSION_LINE.match(line)
+        if match:
+            build.version = match.group(1)
+            build.version_line = build.version_line or line
+    elif line.startswith("built on:"):
+        value = line
+        while value.startswith("built on:"):  # 3.0.0 prints "built on: built on: …"
+            value = value[len("built on:"):].strip()
+        if value:
+            build.built_on = value
+    elif line.startswith("options:"):
+        build.options = line[len("options:"):].strip() or build.options
+    elif line.startswith("compiler:"):
+        build.compiler = line[len("compiler:"):].strip() or build.compiler
+    elif line.startswith("platform:"):
+        build.platform = line[len("platform:"):].strip() or build.platform
+    elif line.startswith("CPUINFO:"):
+        build.cpuinfo = line[len("CPUINFO:"):].strip() or build.cpuinfo
+
+
+def _read_header(line: str, state: _State) -> None:
+    match = _HEADER.match(line)
+    state.sizes = tuple(int(word) for word in match.group(1).split() if word.isdigit())
+    rest = line[match.end():].strip()
+    if rest:  # a table whose newlines were lost: rows follow on the same line
+        _read_rows(rest, state)
+
+
+# ---------------------------------------------------------------------------------------------
+# throughput rows
+
+
+def _read_rows(line: str, state: _State) -> bool:
+    """Throughput rows `label v1 v2 …` (several when newlines were lost). True if any was read."""
+    tokens = line.split()
+    found = False
+    label: list[str] = []
+    values: list[str] = []
+    for token in tokens + [None]:
+        if token is not None and _VALUE_TOKEN.fullmatch(token):
+            if label:
+                values.append(token)
+            continue
+        if label and values:
+            found |= _add_row(" ".join(label), values, state)
+            label = []
+            values = []
+        if token is not None:
+            if values:
+                values = []
+            label.append(token)
+    return found
+
+
+def _add_row(label: str, values: list[str], state: _State) -> bool:
+    if ":" in label or not any(c.isalpha() for c in label) or len(label) > 40:
+        return False
+    sizes = state.sizes
+    if sizes is None:
+        # The -multi summary has no header; its sizes come from the children (`Got: +H`).
+        if state.child_sizes:
+            sizes = next(iter(state.child_sizes.values()))
+        elif state.seen_block or state.forked:
+            sizes = {5: SIZES_1_0, 6: SIZES_1_1}.get(len(values))
+        if sizes is None:
+            return False
+    if len(values) != len(sizes):
+        state.skipped.append(f"row {label!r} has {len(values)} values for {len(sizes)} block sizes: skipped")
+        return True
+    algorithm = canonical_algorithm(label)
+    for size, token in zip(sizes, values):
+        value, error = _bytes_per_second(token)
+        state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=value, error=error))
+    return True
+
+
+def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
+    """`12630.54k` -> 12630540.0 (the decimal ×1000, rounded once), `9999.50` -> 9999.5."""
+    kilo = token.endswith(("k", "K"))
+    number = token[:-1] if kilo else token
+    lowered = number.lower()
+    if "inf" in lowered or "nan" in lowered:
+        return None, f"openssl printed {token!r} (the measured time was 0)"
+    return float(number + "e3") if kilo else float(number), None
+
+
+def _number(token: str) -> float | None:
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return None if value != value or value in (float("inf"), float("-inf")) else value
+
+
+# ---------------------------------------------------------------------------------------------
+# -mr lines
+
+
+def _read_mr(line: str, state: _State, child: int | None) -> None:
+    parts = line.split(":")
+    tag = parts[0]
+    if tag == "+H":
+        sizes = tuple(int(p) for p in parts[1:] if p.strip().isdigit())
+        if child is None:
+            state.sizes = sizes
+        else:
+            state.child_sizes[child] = sizes
+    elif tag == "+F":
+        _read_mr_throughput(parts, line, state, child)
+    elif tag.startswith("+F") and tag[2:].isdigit():
+        _read_mr_pk(int(tag[2:]), parts, line, state, child)
+    elif tag == "+DT":
+        if len(parts) >= 4 and parts[-1].isdigit():
+            state.pending_dt = (":".join(parts[1:-2]), int(parts[-1]))
+    elif tag == "+R" and len(parts) >= 4:
+        _read_mr_result(parts, state)
+    elif tag == "+DTP":
+        state.pending_dtp = _dtp_key(parts[1:])
+    elif tag.startswith("+R") and tag[2:].isdigit():
+        _read_mr_pk_result(parts, state)
+    elif tag in ("+DN", "+DNP"):
+        pass
+    else:
+        state.skipped.append(f"unknown machine-readable line {line[:60]!r}")
+
+
+def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int | None) -> None:
+    if len(parts) < 4:
+        state.skipped.append(f"short +F line {line[:60]!r}")
+        return
+    label = parts[2]
+    values = parts[3:]
+    sizes = state.child_sizes.get(child) if child is not None else state.sizes
+    if sizes is None:
+        sizes = {5: SIZES_1_0, 6: SIZES_1_1}.get(len(values))
+    if sizes is None or len(sizes) != len(values):
+        state.skipped.append(f"+F line for {label!r} has {len(values)} values and no matching +H: skipped")
+        return
+    algorithm = canonical_algorithm(label)
+    for size, token in zip(sizes, values):
+        number = _number(token.strip())
+        error = None if number is not None else f"openssl printed {token.strip()!r}"
+        state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=number,
+                               child=child, error=error))
+
+
+def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: int | None) -> None:
+    """+F2 rsa, +F3 dsa, +F4 ecdsa, +F5 ecdh, +F6 eddsa, +F7 sm2, +F8 ffdh, +F9 kem, +F10 sig."""
+    fields = [p.strip() for p in parts[1:]]
+    try:
+        if kind in (2, 3) and len(fields) >= 4:
+            family = "rsa" if kind == 2 else "dsa"
+            bits = int(fields[1])
+            values = fields[2:]
+            ops = ("sign", "verify", "encrypt", "decrypt")[: len(values)]
+            if len(values) == 4:  # 3.2+: always ops/s
+                for op, value in zip(ops, values):
+                    _add_pk(state, family + str(bits), op, _number(value), (family, bits, op), child)
+            else:
+                state.pk_seconds_lines.append((family, family + str(bits), bits, values[:2], child))
+        elif kind == 4 and len(fields) >= 4:
+            index, bits = int(fields[0]), int(fields[1])
+            name = curve_algorithm("ecdsa", _curve_by_index(index, bits, _EC_CURVES))
+            state.pk_seconds_lines.append(("ecdsa", name, bits, fields[2:4], child))
+        elif kind == 5 and len(fields) >= 4:
+            index, bits = int(fields[0]), int(fields[1])
+            name = curve_algorithm("ecdh", _curve_by_index(index, bits, _EC_CURVES))
+            first, second = _number(fields[2]), _number(fields[3])
+            # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
+            ops = _pick_rate(first, second, state)
+            _add_pk(state, name, "op", ops, ("ecdh", bits, "op"), child)
+        elif kind in (6, 7) and len(fields) >= 5:
+            bits, curve = int(fields[1]), fields[2]
+            family = "eddsa" if kind == 6 else "sm2"
+            name = curve_algorithm(family, curve)
+            for op, value in zip(("sign", "verify"), fields[3:5]):
+                _add_pk(state, name, op, _number(value), (family, bits, op), child)
+        elif kind == 8 and len(fields) >= 3:
+            bits = int(fields[1])
+            _add_pk(state, f"ffdh{bits}", "op", _number(fields[2]), ("ffdh", bits, "op"), child)
+        elif kind in (9, 10) and len(fields) >= 4:
+            index = int(fields[0])
+            names = state.kem_names if kind == 9 else state.sig_names
+            ops = ("keygen", "encaps", "decaps") if kind == 9 else ("keygen", "sign", "verify")
+            if index >= len(names):
+                state.skipped.append(f"+F{kind} line without a name (no progress lines): {line[:60]!r}")
+                return
+            name = canonical_algorithm(names[index])
+            for op, value in zip(ops, fields[1:4]):
+                _add_pk(state, name, op, _number(value), (name, None, op), child)
+        else:
+            state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
+    except ValueError:
+        state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
+
+
+def _curve_by_index(index: int, bits: int, table: list[tuple[int, str]]) -> str:
+    if 0 <= index < len(table) and table[index][0] == bits:
+        return table[index][1]
+    matches = [curve for curve_bits, curve in table if curve_bits == bits]
+    return matches[0] if len(matches) == 1 else f"{bits}bits"
+
+
+def _pick_rate(first: float | None, second: float | None, state: _State) -> float | None:
+    old = _old_pk_format(state)
+    if old is None:  # unknown version: seconds/op of ECDH is (far) below 1, ops/s above
+        if first is None or second is None:
+            return first if second is None else second
+        return max(first, second)
+    return second if old else first
+
+
+def _old_pk_format(state: _State) -> bool | None:
+    """True for ≤1.1.0 (`+F2..+F5` in seconds/op), False for 1.1.1+, None when unknown."""
+    version = _version_tuple(state.build.version)
+    if version is not None:
+        return version < (1, 1, 1)
+    if state.ops_format:
+        return False
+    return None
+
+
+def _add_pk(state: _State, algorithm: str, op: str, value: float | None, key: tuple, child: int | None,
+            label: str | None = None) -> None:
+    error = None if value is not None else "openssl printed no usable number"
+    state.rows.append(_Row(label=label or algorithm, algorithm=algorithm, operation=op, value=value,
+                           child=child, pk_key=key, error=error))
+
+
+def _read_mr_result(parts: list[str], state: _State) -> None:
+    """`+R:count:name:seconds` after `+DT:name:tm:size`."""
+    pending = state.pending_dt
+    state.pending_dt = None
+    if pending is None:
+        return
+    name = ":".join(parts[2:-1])
+    if name != pending[0] and name != "evp":
+        return
+    count, secs = _int(parts[1]), _number(parts[-1])
+    if count is not None and secs is not None:
+        key = ("sym", canonical_algorithm(pending[0]), pending[1])
+        state.progress.setdefault(key, []).append((count, secs))
+
+
+def _dtp_key(fields: list[str]) -> tuple | None:
+    """`+DTP:bits:str:str2:tm` (or 3.5 `+DTP:name:op:tm`) -> (family, bits, op)."""
+    if len(fields) >= 4 and fields[0].isdigit():
+        bits, what, family = int(fields[0]), fields[1].strip().lower(), fields[2].strip().lower()
+        return _pk_family_op(family, what, bits)
+    if len(fields) >= 3:
+        op = fields[1].strip().lower()
+        op = {"signs": "sign"}.get(op, op)
+        return (canonical_algorithm(fields[0]), None, op)
+    return None
+
+
+def _pk_family_op(family: str, what: str, bits: int) -> tuple | None:
+    if family == "rsa":
+        return ("rsa", bits, "sign" if what == "private" else "verify")
+    if family.startswith("rsa "):
+        return ("rsa", bits, family.split()[1])
+    if family in ("dsa", "ecdsa", "sm2"):
+        return (family, bits, what.rstrip("s") if what.startswith("sign") else what)
+    if family in ("ecdh", "ffdh"):
+        return (family, bits, "op")
+    if family in ("ed25519", "ed448"):
+        return ("eddsa", bits, what.rstrip("s") if what.startswith("sign") else what)
+    return None
+
+
+def _read_mr_pk_result(parts: list[str], state: _State) -> None:
+    """`+Rn:count:bits:seconds` (or `+Rn:count:bits:name:seconds`, `+Rn:count:name:seconds`)."""
+    key = state.pending_dtp
+    state.pending_dtp = None
+    count, secs = _int(parts[1]) if len(parts) > 1 else None, _number(parts[-1])
+    if key is None or count is None or secs is None:
+        return
+    if key[1] is None and len(parts) >= 4:  # KEM (+R15..17) / signature (+R18..20): names in run order
+        names = state.kem_names if parts[0] in ("+R15", "+R16", "+R17") else state.sig_names
+        if parts[2] not in names:
+            names.append(parts[2])
+    state.progress.setdefault(("pk",) + key, []).append((count, secs))
+
+
+# ---------------------------------------------------------------------------------------------
+# -multi children
+
+
+def _read_child(line: str, state: _State) -> None:
+    body = line[len("Got: "):]
+    child = 0
+    if " from " in body:
+        body, _, number = body.rpartition(" from ")
+        child = _int(number.strip()) or 0
+    state.children.add(child)
+    body = body.strip()
+    if body.startswith("+"):
+        _read_mr(body, state, child=child)
+
+
+# ---------------------------------------------------------------------------------------------
+# progress lines
+
+
+def _read_progress(line: str, state: _State) -> None:
+    if " ops in " in line or " ops for " in line:
+        state.ops_format = True
+    match = _PROGRESS.search(line)
+    if match:
+        count, secs = int(match.group("count")), _number(match.group("secs"))
+        if secs is not None:
+            key = ("sym", canonical_algorithm(match.group("name")), int(match.group("size")))
+            state.progress.setdefault(key, []).append((count, secs))
+        return
+    match = _PK_PROGRESS.search(line)
+    if match:
+        key = _pk_progress_key(match.group("what"), int(match.group("bits")))
+        secs = _number(match.group("secs"))
+        if key is not None and secs is not None:
+            state.progress.setdefault(("pk",) + key, []).append((int(match.group("count")), secs))
+        return
+    match = _NAMED_PROGRESS.search(line)
+    if match:
+        secs = _number(match.group("secs"))
+        name = match.group("name")
+        op = match.group("op")
+        names = state.sig_names if " signature " in line else state.kem_names
+        if name not in names:
+            names.append(name)
+        if secs is not None:
+            key = ("pk", canonical_algorithm(name), None, op)
+            state.progress.setdefault(key, []).append((int(match.group("count")), secs))
+
+
+def _pk_progress_key(what: str, bits: int) -> tuple | None:
+    """`private RSA's`, `public RSA encrypt ops`, `DSA signs`, `ECDSA verify`, `ECDH ops`,
+    `Ed25519 signs`, `SM2 sign ops`, `FFDH ops` -> (family, bits, op)."""
+    words = what.replace("'s", "").split()
+    if not words:
+        return None
+    if "RSA" in words:
+        for op in ("sign", "verify", "encrypt", "decrypt"):
+            if op in words:
+                return ("rsa", bits, op)
+        return ("rsa", bits, "sign" if words[0] == "private" else "verify")
+    family = {"DSA": "dsa", "ECDSA": "ecdsa", "Ed25519": "eddsa", "Ed448": "eddsa", "SM2": "sm2"}.get(words[0])
+    if family and len(words) > 1:
+        op = "sign" if words[1].startswith("sign") else "verify"
+        return (family, bits, op)
+    if words[0] in ("ECDH", "FFDH"):
+        return (words[0].lower(), bits, "op")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# public-key tables
+
+
+def _read_pk_rows(line: str, state: _State) -> bool:
+    found = False
+    for match in _RSA4.finditer(line):
+        bits = int(match.group(1))
+        for op, value in zip(("sign", "verify", "encrypt", "decrypt"), match.groups()[1:]):
+            _add_pk(state, f"rsa{bits}", op, _number(value), ("rsa", bits, op), None)
+        found = True
+    if not found:
+        for match in _RSA_DSA.finditer(line):
+            family, bits = match.group(1), int(match.group(2))
+            for op, value in zip(("sign", "verify"), match.groups()[2:]):
+                _add_pk(state, f"{family}{bits}", op, _number(value), (family, bits, op), None)
+            found = True
+    for match in _CURVE_SIGN.finditer(line):
+        bits, family, curve = int(match.group(1)), match.group(2).lower(), match.group(3)
+        name = curve_algorithm(family, curve)
+        for op, value in zip(("sign", "verify"), match.groups()[3:]):
+            _add_pk(state, name, op, _number(value), (family, bits, op), None)
+        found = True
+    for match in _CURVE_OP.finditer(line):
+        bits, curve = int(match.group(1)), match.group(2)
+        _add_pk(state, curve_algorithm("ecdh", curve), "op", _number(match.group(3)), ("ecdh", bits, "op"), None)
+        found = True
+    for match in _FFDH.finditer(line):
+        bits = int(match.group(1))
+        _add_pk(state, f"ffdh{bits}", "op", _number(match.group(2)), ("ffdh", bits, "op"), None)
+        found = True
+    if not found and state.pk_table:
+        ops = ("keygen", "encaps", "decaps") if state.pk_table == "kem" else ("keygen", "sign", "verify")
+        for match in _KEM_SIG_ROW.finditer(line):
+            name = canonical_algorithm(match.group(1))
+            for op, value in zip(ops, match.groups()[1:]):
+                _add_pk(state, name, op, _number(value), (name, None, op), None)
+            found = True
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# the end: resolve names, units, api, threads; attach counts
+
+
+def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: str | None) -> ParsedLog:
+    hints = state.hints or {}
+    _resolve_pk_units(state)
+    n_children = max(state.forked, len(state.children))
+    multi = n_children > 0 or bool(threads and threads > 1)
+    if threads is None:
+        threads = n_children or hints.get("threads") or 1
+    rows = _choose_rows(state)
+    if multi:
+        _resolve_evp_rows(rows, state, algorithm or hints.get("algorithm"))
+    version = state.build.version
+    major = _version_tuple(version)
+    if major is None and state.ops_format:
+        major = (3, 2, 0)
+    measurements = []
+    for row in rows:
+        m = Measurement(algorithm=row.algorithm, threads=threads, openssl_version=version)
+        if row.operation is None:
+            m.block_size = row.block_size
+            m.bytes_per_second = row.value
+            m.api = api or _api_for(row.label, row.algorithm, major, hints)
+        else:
+            m.operation = row.operation
+            m.ops_per_second = row.value
+            m.api = api
+        if row.error:
+            m.status = ERROR
+            m.reason = row.error
+        if not multi:
+            _attach_progress(m, row, state)
+        measurements.append(m)
+    skipped = list(state.skipped)
+    if state.ignored:
+        skipped.append(f"{state.ignored} line(s) that are not openssl speed results ignored")
+    if not measurements:
+        skipped.append("no openssl speed results found")
+    return ParsedLog(measurements=measurements, openssl=state.build, skipped=skipped)
+
+
+def _choose_rows(state: _State) -> list[_Row]:
+    """The parent's rows; the children's summed when the parent's summary is missing."""
+    parent = [row for row in state.rows if row.child is None]
+    children = [row for row in state.rows if row.child is not None]
+    if not children:
+        return parent
+    have_throughput = any(row.operation is None for row in parent)
+    have_pk = any(row.operation is not None for row in parent)
+    summed: dict[tuple, _Row] = {}
+    for row in children:
+        if (row.operation is None and have_throughput) or (row.operation is not None and have_pk):
+            continue
+        key = (row.algorithm, row.block_size, row.operation)
+        total = summed.get(key)
+        if total is None:
+            summed[key] = _Row(label=row.label, algorithm=row.algorithm, block_size=row.block_size,
+                               value=row.value, operation=row.operation, pk_key=row.pk_key, error=row.error)
+        elif total.value is not None and row.value is not None:
+            total.value += row.value
+        else:
+            total.value, total.error = None, total.error or row.error
+    if summed:
+        state.skipped.append("the -multi summary is missing: summed the children's results")
+    return parent + list(summed.values())
+
+
+def _resolve_evp_rows(rows: list[_Row], state: _State, hinted: str | None) -> None:
+    if not any(row.algorithm == "evp" for row in rows):
+        return
+    named = {row.algorithm for row in rows if row.algorithm != "evp" and row.operation is None}
+    from_children = {row.algorithm for row in state.rows if row.child is not None and row.operation is None}
+    candidates = sorted(from_children - named - {"evp"})
+    name = candidates[0] if len(candidates) == 1 else (canonical_algorithm(hinted) if hinted else None)
+    if name is None:
+        state.skipped.append("the -multi summary row 'evp' does not say which cipher it measured")
+        return
+    for row in rows:
+        if row.algorithm == "evp":
+            row.algorithm = name
+
+
+def _api_for(label: str, algorithm: str, version: tuple | None, hints: dict) -> str | None:
+    if label == "evp" or any(c.isupper() for c in label):
+        return "evp"
+    if " " in label or algorithm in _LEGACY_ONLY and (version is None or version < (3,)):
+        return "legacy"
+    if hints:
+        if hints.get("api") == "evp" and hints.get("algorithm") == algorithm:
+            return "evp"
+        if algorithm in hints.get("algorithms", ()):
+            return "legacy"
+    if version is None or algorithm in _AMBIGUOUS:
+        return None
+    if version >= (3,):
+        return "evp" if algorithm.startswith(("hmac(", "cmac(")) else "legacy"
+    return "evp"
+
+
+def _resolve_pk_units(state: _State) -> None:
+    """+F2/+F3/+F4 print seconds/op up to 1.1.0 and ops/s from 1.1.1: decide, then add them."""
+    if not state.pk_seconds_lines:
+        return
+    old = _old_pk_format(state)
+    for family, name, bits, values, child in state.pk_seconds_lines:
+        first, second = _number(values[0]), _number(values[1]) if len(values) > 1 else None
+        line_old = old
+        if line_old is None:
+            line_old = _guess_seconds(family, bits, first, second, state)
+        for op, value in (("sign", first), ("verify", second)):
+            if line_old and value:
+                value = 1.0 / value
+            _add_pk(state, name, op, value, (family, bits, op), child)
+
+
+def _guess_seconds(family: str, bits: int, sign: float | None, verify: float | None, state: _State) -> bool:
+    """Unknown version: compare with the progress lines, else use what the numbers look like."""
+    runs = state.progress.get(("pk", family, bits, "sign"))
+    if runs and sign:
+        count, secs = runs[0]
+        if secs > 0:
+            rate = count / secs
+            return abs(1.0 / sign - rate) < abs(sign - rate)
+    if family == "rsa" and sign and verify:
+        return sign > verify  # signing is the slow one: the larger figure is seconds
+    values = [v for v in (sign, verify) if v]
+    return bool(values) and max(values) < 1.0
+
+
+def _attach_progress(m: Measurement, row: _Row, state: _State) -> None:
+    if row.operation is None:
+        key = ("sym", row.algorithm, row.block_size)
+    elif row.pk_key is not None:
+        key = ("pk",) + row.pk_key
+    else:
+        return
+    runs = state.progress.get(key)
+    if runs:
+        m.count, m.seconds = runs.pop(0)
+
+
+def _version_tuple(version: str | None) -> tuple | None:
+    if not version or version.startswith("LibreSSL"):
+        return None
+    numbers = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    return tuple(int(n) for n in numbers.groups()) if numbers else None
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
