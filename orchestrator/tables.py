@@ -4,11 +4,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Sequence
+from collections import defaultdict
+from statistics import median
+from typing import Any, Iterable, Sequence
 
 from tabulate import tabulate
 
 from orchestrator.errors import UserError
+from orchestrator.model import ERROR, OK, UNSUPPORTED, HostResult, ParsedLog, Run
+from orchestrator.units import UNITS, convert, fmt_number
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -28,3 +32,140 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "ta
     if fmt == "json":
         return json.dumps([dict(zip(headers, row)) for row in rows], indent=2)
     raise UserError(f"unknown format '{fmt}'; choose one of: {', '.join(FORMATS)}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Flat records and comparison tables (many hosts, many runs). Pure: data in, (headers, rows) out.
+
+PK_OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", "decaps")
+RECORD_FIELDS = (
+    "run_id", "host", "firmware", "algorithm", "api", "threads", "block_size", "operation",
+    "bytes_per_second", "ops_per_second", "status", "reason", "repeat", "flags", "openssl_version",
+    "count", "seconds",
+)
+
+
+def records(host_results: Iterable[HostResult], run_id: str | None = None) -> list[dict[str, Any]]:
+    """One flat dict per measurement, with the host (and run) it belongs to."""
+    flat = []
+    for result in host_results:
+        firmware = result.firmware
+        for m in result.measurements:
+            row = {name: getattr(m, name, None) for name in RECORD_FIELDS}
+            row.update(run_id=run_id, host=result.host, firmware=firmware,
+                       flags=sorted(set(m.flags) | set(result.flags)),
+                       openssl_version=m.openssl_version or result.openssl.version)
+            flat.append(row)
+    return flat
+
+
+def records_from_runs(runs: Iterable[Run]) -> list[dict[str, Any]]:
+    """Records of every host of every run, tagged with the run id."""
+    return [r for run in runs for r in records(run.hosts, run_id=run.run_id)]
+
+
+def records_from_log(log: ParsedLog, host: str | None = None) -> list[dict[str, Any]]:
+    """Records of one parsed log (`sslbench parse`), optionally under a host name."""
+    result = HostResult(host=host or "", cpu=log.cpu, os=log.os, openssl=log.openssl, measurements=log.measurements)
+    return [dict(r, host=host) for r in records([result])]
+
+
+def throughput_table(rows: Iterable[dict[str, Any]], by: str = "host", unit: str = "MB/s") -> tuple[list[str], list[list[Any]]]:
+    """Block-size columns for symmetric ciphers and digests.
+
+    by="host": rows grouped by algorithm, one row per host (compare boxes); by="algorithm": rows grouped
+    by host, one row per algorithm. unit: "MB/s", "Mbit/s" or "both" (two columns per block size);
+    decimal units (see orchestrator.units.UNIT_NOTE). A cell is the median over repeats, rounded to
+    0.01; "unsupported" / "error" when the host could not measure it.
+    """
+    units_ = _units(unit)
+    cells = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None],
+                   lambda r: r["block_size"], "bytes_per_second")
+    keys = _key_columns(cells, by)
+    sizes = sorted({column for (_, column) in cells})
+    headers = [name for name, _ in keys] + [f"{size} B {u}" for size in sizes for u in units_]
+    table = []
+    for row_key in _row_keys(cells, keys):
+        line = [value for value in row_key[1]]
+        for size in sizes:
+            value = cells.get((row_key[0], size))
+            for u in units_:
+                line.append(round(convert(value, u), 2) if isinstance(value, (int, float)) else value or "")
+        table.append(line)
+    return headers, table
+
+
+def pk_table(rows: Iterable[dict[str, Any]], by: str = "host") -> tuple[list[str], list[list[Any]]]:
+    """Public-key operations per second (sign/s, verify/s, ...): one column per operation present."""
+    cells = _cells([r for r in rows if r.get("operation")], lambda r: r["operation"], "ops_per_second")
+    keys = _key_columns(cells, by)
+    operations = [op for op in PK_OPERATIONS if any(col == op for (_, col) in cells)]
+    operations += sorted({col for (_, col) in cells} - set(operations))
+    headers = [name for name, _ in keys] + [f"{op}/s" for op in operations]
+    table = []
+    for row_key in _row_keys(cells, keys):
+        line = list(row_key[1])
+        for op in operations:
+            value = cells.get((row_key[0], op))
+            line.append(round(value, 1) if isinstance(value, (int, float)) else value or "")
+        table.append(line)
+    return headers, table
+
+
+def display_rows(rows: Sequence[Sequence[Any]], fmt: str) -> list[list[Any]]:
+    """Numbers as people read them (3 significant figures, 12,345) for text and Markdown; as is for CSV/JSON."""
+    if fmt not in ("table", "markdown"):
+        return [list(r) for r in rows]
+    return [[fmt_number(v) if isinstance(v, float) else ("" if v is None else v) for v in r] for r in rows]
+
+
+_RowKey = tuple  # (host, algorithm, api, threads)
+
+
+def _cells(rows: list[dict[str, Any]], column_of, value_field: str) -> dict[tuple[_RowKey, Any], Any]:
+    """(row key, column) -> median of ok values, else "unsupported"/"error"."""
+    values: dict[tuple[_RowKey, Any], list[float]] = defaultdict(list)
+    states: dict[tuple[_RowKey, Any], set[str]] = defaultdict(set)
+    for r in rows:
+        key = ((r.get("host") or "", r["algorithm"], r.get("api") or "", r.get("threads") or 1), column_of(r))
+        status = r.get("status") or OK
+        if status == OK and r.get(value_field) is not None:
+            values[key].append(float(r[value_field]))
+        else:
+            states[key].add(status)
+    cells: dict[tuple[_RowKey, Any], Any] = {}
+    for key in set(values) | set(states):
+        if values.get(key):
+            cells[key] = median(values[key])
+        else:
+            cells[key] = UNSUPPORTED if UNSUPPORTED in states[key] else ERROR
+    return cells
+
+
+def _key_columns(cells: dict, by: str) -> list[tuple[str, int]]:
+    """(header, index into the row key) in display order; the host column only when hosts are named."""
+    if by not in ("host", "algorithm"):
+        raise UserError(f"unknown grouping '{by}'; choose 'host' or 'algorithm'")
+    named = any(key[0] for (key, _) in cells)
+    host = [("host", 0)] if named else []
+    algo = [("algorithm", 1), ("api", 2), ("threads", 3)]
+    return algo + host if by == "host" else host + algo
+
+
+def _row_keys(cells: dict, keys: list[tuple[str, int]]) -> list[tuple[_RowKey, list[Any]]]:
+    order = [index for _, index in keys]
+    unique = {key for (key, _) in cells}
+    ranked = sorted(unique, key=lambda k: [_sortable(k[i]) for i in order])
+    return [(k, [k[i] for i in order]) for k in ranked]
+
+
+def _sortable(value: Any) -> tuple:
+    return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+
+
+def _units(unit: str) -> tuple[str, ...]:
+    if unit == "both":
+        return UNITS
+    if unit in UNITS:
+        return (unit,)
+    raise UserError(f"unknown unit '{unit}'; choose MB/s, Mbit/s or both")

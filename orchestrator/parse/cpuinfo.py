@@ -97,12 +97,17 @@ def _first_float(dicts: list[dict[str, str]], key: str) -> float | None:
         return None
 
 
+_X86_WORDS = {"fpu", "tsc", "sse", "sse2", "cx8", "cmov"}
+_ARM_WORDS = {"fp", "asimd", "neon", "vfp", "half", "thumb", "swp", "evtstrm", "edsp"}
+
+
 def _arch(dicts: list[dict[str, str]]) -> str | None:
     keys = set().union(*dicts)
     cpu_model = (_first(dicts, "cpu model") or "").lower()
-    if "vendor_id" in keys or "flags" in keys:
+    words = set((_first(dicts, "flags") or _first(dicts, "features") or "").split())
+    if "vendor_id" in keys or words & _X86_WORDS:
         return "x86"
-    if "cpu implementer" in keys or "features" in keys or "cpu architecture" in keys:
+    if "cpu implementer" in keys or "cpu architecture" in keys or words & _ARM_WORDS:
         return "arm"
     if "mips" in cpu_model or "isa" in keys and "mips" in (_first(dicts, "isa") or "") or "system type" in keys:
         return "mips"

@@ -179,6 +179,12 @@ def _family_from_os_release(values: dict[str, str], texts: dict[str, str]) -> st
     for like in values.get("ID_LIKE", "").lower().split():
         if like in _ID_FAMILY:
             return _ID_FAMILY[like]
+    # A pasted fragment may hold only PRETTY_NAME ("Raspbian GNU/Linux 10 (buster)"): go by its first word.
+    words = re.findall(r"[a-z]+", (values.get("PRETTY_NAME") or values.get("NAME") or "").lower())
+    aliases = {"red": "rhel", "raspberry": "raspbian", "openwrt": "openwrt", "arch": "arch"}
+    for word in words[:1]:
+        if word in _ID_FAMILY or word in aliases:
+            return _ID_FAMILY.get(word) or aliases[word]
     return "unknown"
 
 

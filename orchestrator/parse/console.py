@@ -1,0 +1,238 @@
+"""A whole captured console session (or a saved log) -> ParsedLog.
+
+Users paste what their terminal showed: shell prompts (`root@OpenWrt:~# `, `pi@raspberrypi:~ $ `,
+`[root@host ~]# `, bare `$ `), several commands (`openssl speed ...`, `cat /proc/cpuinfo`, `uname -a`,
+`openssl version -a`, `opkg install ...` noise), or just bare `openssl speed` output; sometimes with
+newlines lost or doubled by a copy from a web page. The sslbench detect step prints files between
+section markers (`==> /etc/os-release <==` as `head`/`tail` print them, or `@@ NAME` ... `@@ end`).
+
+The text is cut into segments at prompts and markers. `openssl speed` segments go to `parse_speed`
+with hints from their command line; facts segments to the facts parsers; a segment with no (known)
+command is recognised by its content. Never raises: what could not be read goes to `skipped`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+from orchestrator.model import CpuFacts, OpenSSLBuild, ParsedLog
+from orchestrator.parse.cpuinfo import parse_cpuinfo
+from orchestrator.parse.names import speed_command_hints
+from orchestrator.parse.osinfo import detect_os, parse_ddwrt
+from orchestrator.parse.speed import parse_openssl_build, parse_speed
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+# A prompt line: the prompt, then optionally the command typed after it.
+_PROMPT = re.compile(
+    r"""^[ \t]*(?:
+        \[[^\]\n]{1,80}\][ \t]?[#$]                                   # [root@host ~]#
+      | [\w.+-]+@[\w.-]+(?::[^\s#$]*)?(?:[ \t][^\s#$@]{1,40})?[ \t]?[#$]  # root@OpenWrt:~#  pi@raspberrypi:~ $
+      | [\w.-]+:\S*[ \t][\w.-]+[#$]                                   # mac: host:~ user$
+      | (?:ba|a|z)?sh-[\d.]+[#$]                                      # bash-4.2$
+      | [#$](?=[ \t]+\S)                                              # bare "$ cmd" / "# cmd"
+    )(?:[ \t]+(?P<cmd>[^\n]*?))?[ \t]*$""",
+    re.M | re.X,
+)
+# Section markers: `==> /etc/os-release <==` (head/tail), `@@ /etc/os-release`, `@@ begin NAME`, `@@ end`.
+_MARKER = re.compile(r"^[ \t]*(?:==>[ \t]*(?P<head>[^\n]+?)[ \t]*<==|@@[ \t]+(?P<at>[^\n]+?))[ \t]*$", re.M)
+
+_SPEED_COMMAND = re.compile(r"(?:^|[\s;&|/])openssl(?:\.exe)?\s+speed(?:\s|$)")
+_SPEED_CONTENT = re.compile(
+    r"Doing \S.{0,80}? for \d+s|\+F\d?:\d+:|\+H:\d+|The 'numbers' are in 1000s"
+    r"|\d\.\d\dk\s+\d+\.\d\dk|Got: \+|Forked child \d"
+)
+# Case-sensitive on purpose: `lscpu` prints "Model name:" / "Flags:", which is not /proc/cpuinfo.
+_CPUINFO_LINE = re.compile(
+    r"^[ \t]*(?:processor|Processor|model name|cpu model|system type|Features|CPU part|CPU implementer|flags"
+    r"|vendor_id)[ \t]*:", re.M
+)
+_KEY_VALUE_LINE = re.compile(r"^[ \t]*[A-Za-z][\w ()/.-]{0,40}?[ \t]*:(?:[ \t].*)?$|^[ \t]*$")
+_OS_RELEASE_LINE = re.compile(r"^[ \t]*(?:NAME|ID|ID_LIKE|VERSION|VERSION_ID|VERSION_CODENAME|PRETTY_NAME|BUILD_ID"
+                              r"|HOME_URL|SUPPORT_URL|BUG_REPORT_URL|ANSI_COLOR|CPE_NAME)=[^\n]*$", re.M)
+_OPENWRT_LINE = re.compile(r"^[ \t]*DISTRIB_\w+=[^\n]*$", re.M)
+_ARMBIAN_LINE = re.compile(r"^[ \t]*(?:BOARD|BOARD_NAME|BOARDFAMILY|VERSION|LINUXFAMILY|BRANCH|ARCH)=[^\n]*$", re.M)
+_REDHAT_LINE = re.compile(
+    r"^[ \t]*(?:CentOS|Red Hat|Fedora|Rocky|AlmaLinux|Oracle Linux)[^\n]*? release \d[^\n]*$", re.M
+)
+_UNAME_LINE = re.compile(r"^[ \t]*Linux \S+ \d+\.\d+\S* #[^\n]*$", re.M)
+# Where a lost newline most likely was: before a prompt or a facts key glued to the previous text.
+_GLUED = re.compile(
+    r"(?<=\S)[ \t]+(?=(?:[\w.+-]+@[\w.-]+:\S*[ \t]?[#$][ \t])"
+    r"|(?:processor|model name|BogoMIPS|Features|CPU implementer|CPU architecture|CPU variant|CPU part"
+    r"|CPU revision|Hardware|system type|cpu model|vendor_id|flags)[ \t]*:[ \t]"
+    r"|(?:PRETTY_NAME|NAME|VERSION_ID|VERSION|ID_LIKE|ID|DISTRIB_[A-Z]+)=)"
+)
+
+_FACT_KINDS = ("cpuinfo", "os-release", "openwrt_release", "armbian-release", "redhat-release",
+               "uname -a", "uname -r", "uname -m", "banner", "nvram get os_version", "rpi-issue")
+
+
+def parse_console(text: str) -> ParsedLog:
+    """Everything a captured session or saved log says: measurements, CPU, OS and OpenSSL facts."""
+    result = ParsedLog()
+    files: dict[str, str] = {}
+    cpuinfo_texts: list[str] = []
+    for command, body in _segments(_normalise(text)):
+        kind = _command_kind(command)
+        try:
+            if kind == "speed" or (kind is None and _SPEED_CONTENT.search(body)):
+                _add_speed(result, command, body)
+                if kind is None:
+                    _sniff_facts(body, files, cpuinfo_texts)
+            elif kind == "openssl version":
+                _merge_build(result.openssl, parse_openssl_build(body))
+            elif kind == "cpuinfo":
+                cpuinfo_texts.append(body)
+            elif kind in _FACT_KINDS:
+                files.setdefault(kind, body)
+            else:  # no command, an unknown one (ssh, cat /etc/*release*, opkg ...), or a marker section
+                _sniff_facts(body, files, cpuinfo_texts)
+        except Exception as exc:  # a bug in one parser must not lose the rest of the session
+            result.skipped.append(f"{_label(command)}: could not be read ({type(exc).__name__}: {exc})")
+    _finish_facts(result, files, cpuinfo_texts)
+    return result
+
+
+def _normalise(text: str) -> str:
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).replace("\x00", "")
+    # Doubled newlines (every line followed by an empty one): no two text lines are adjacent.
+    if text.count("\n\n") >= 3 and not re.search(r"[^\n]\n[^\n]", text):
+        text = text.replace("\n\n", "\n")
+    # Lost newlines: only long lines are suspects (x86 `flags` lines are long but have no glued keys).
+    if any(len(line) > 400 for line in text.split("\n")):
+        text = "\n".join(_GLUED.sub("\n", line) if len(line) > 400 else line for line in text.split("\n"))
+    return text
+
+
+def _segments(text: str) -> list[tuple[str | None, str]]:
+    """(command or marker name, output) pairs in order; output before any prompt has command None."""
+    cuts: list[tuple[int, int, str | None]] = []
+    for match in _PROMPT.finditer(text):
+        cuts.append((match.start(), match.end(), (match.group("cmd") or "").strip() or None))
+    for match in _MARKER.finditer(text):
+        name = (match.group("head") or match.group("at") or "").strip()
+        if name.startswith("begin "):
+            name = name[6:]
+        cuts.append((match.start(), match.end(), None if name.startswith("end") else "section " + name))
+    if not cuts:
+        return [(None, text)]
+    cuts.sort()
+    segments: list[tuple[str | None, str]] = []
+    if cuts[0][0] > 0:
+        segments.append((None, text[: cuts[0][0]]))
+    for i, (_, end, command) in enumerate(cuts):
+        stop = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
+        segments.append((command, text[end:stop].strip("\n")))
+    return [(c, b) for c, b in segments if b.strip() or (c and _command_kind(c) == "speed")]
+
+
+def _command_kind(command: str | None) -> str | None:
+    """What a command (or a marker's file name) prints, as the key the facts parsers expect."""
+    if not command:
+        return None
+    cmd = command[8:] if command.startswith("section ") else command
+    if _SPEED_COMMAND.search(" " + cmd):
+        return "speed"
+    if re.search(r"\bopenssl\s+version\b", cmd):
+        return "openssl version"
+    checks = (
+        ("cpuinfo", r"/proc/cpuinfo|^cpuinfo$"),
+        ("os-release", r"os-release"),
+        ("openwrt_release", r"openwrt_release"),
+        ("armbian-release", r"armbian-release"),
+        ("redhat-release", r"(?:redhat|centos|fedora|rocky|almalinux|system)-release"),
+        ("uname -r", r"^(?:\S*/)?uname\s+-r\b"),
+        ("uname -m", r"^(?:\S*/)?uname\s+-m\b"),
+        ("uname -a", r"^(?:\S*/)?uname\b"),
+        ("nvram get os_version", r"nvram\s+get\s+os_version"),
+        ("banner", r"/etc/(?:motd|banner|issue)\b|^(?:motd|banner)$"),
+        ("rpi-issue", r"rpi-issue"),
+    )
+    for kind, pattern in checks:
+        if re.search(pattern, cmd):
+            return kind
+    return None
+
+
+def _add_speed(result: ParsedLog, command: str | None, body: str) -> None:
+    hints = speed_command_hints(command) if command else {}
+    parsed = parse_speed(
+        body, threads=hints.get("threads"), api=hints.get("api"), algorithm=hints.get("algorithm")
+    )
+    result.measurements.extend(parsed.measurements)
+    _merge_build(result.openssl, parsed.openssl)
+    label = _label(command)
+    result.skipped.extend(f"{label}: {note}" if command else note for note in parsed.skipped)
+    if command and not parsed.measurements and not parsed.skipped:
+        first = next((line.strip() for line in body.split("\n") if line.strip()), "")
+        why = f" ({first[:120]})" if first and not _SPEED_CONTENT.search(first) else ""
+        result.skipped.append(f"{label}: no results{why}")
+
+
+def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> None:
+    """Recognise facts by their content, for output whose command is unknown or missing."""
+    if _CPUINFO_LINE.search(body):
+        block = _cpuinfo_block(body)
+        if block:
+            cpuinfo_texts.append(block)
+    for kind, pattern in (("os-release", _OS_RELEASE_LINE), ("openwrt_release", _OPENWRT_LINE),
+                          ("redhat-release", _REDHAT_LINE), ("uname -a", _UNAME_LINE)):
+        lines = pattern.findall(body)
+        if lines and (kind != "os-release" or any(re.match(r"\s*(?:ID|PRETTY_NAME)=", l) for l in lines)):
+            files.setdefault(kind, "\n".join(lines))
+    if "BOARDFAMILY=" in body:
+        files.setdefault("armbian-release", "\n".join(_ARMBIAN_LINE.findall(body)))
+    if "DD-WRT" in body and parse_ddwrt(body):
+        files.setdefault("banner", body)
+
+
+def _cpuinfo_block(body: str) -> str:
+    """The run of `key : value` / blank lines around the first cpuinfo line (drops prompts, tables)."""
+    lines = body.split("\n")
+    first = next(i for i, line in enumerate(lines) if _CPUINFO_LINE.match(line))
+    start = first
+    while start > 0 and _KEY_VALUE_LINE.match(lines[start - 1]) and lines[start - 1].strip():
+        start -= 1  # MIPS prints `system type` / `machine` before `processor`
+    end = first
+    while end < len(lines) and _KEY_VALUE_LINE.match(lines[end]):
+        end += 1
+    return "\n".join(lines[start:end])
+
+
+def _finish_facts(result: ParsedLog, files: dict[str, str], cpuinfo_texts: list[str]) -> None:
+    if cpuinfo_texts:
+        # Several cpuinfo outputs (e.g. `grep` then `cat`): keep the one that says the most.
+        candidates = [parse_cpuinfo(t) for t in cpuinfo_texts]
+        result.cpu = max(candidates, key=lambda c: sum(1 for f in fields(CpuFacts) if getattr(c, f.name)))
+    if files:
+        result.os = detect_os(files)
+    if result.cpu.arch is None and result.os.machine:
+        result.cpu.arch = _arch_of_machine(result.os.machine)
+
+
+def _arch_of_machine(machine: str) -> str | None:
+    machine = machine.lower()
+    if machine in ("x86_64", "amd64") or re.fullmatch(r"i[3-6]86", machine):
+        return "x86"
+    if machine.startswith(("arm", "aarch64")):
+        return "arm"
+    if machine.startswith("mips"):
+        return "mips"
+    return None
+
+
+def _merge_build(into: OpenSSLBuild, other: OpenSSLBuild | None) -> None:
+    """Fill fields still unknown; the first log that tells wins."""
+    if other is None:
+        return
+    for f in fields(OpenSSLBuild):
+        if getattr(into, f.name) is None and getattr(other, f.name) is not None:
+            setattr(into, f.name, getattr(other, f.name))
+
+
+def _label(command: str | None) -> str:
+    if not command:
+        return "log"
+    return f"`{command[:80]}`"
+

@@ -1,0 +1,49 @@
+"""Units in one place: bytes/s -> MB/s and Mbit/s (decimal: 1 MB = 10^6 bytes, 1 Mbit = 10^6 bits).
+
+`openssl speed` prints "1000s of bytes per second"; network links are sold in Mbit/s. Decimal units keep
+both comparable: 125 MB/s is exactly 1000 Mbit/s.
+"""
+from __future__ import annotations
+
+MB = 1_000_000  # bytes
+UNITS = ("MB/s", "Mbit/s")
+UNIT_NOTE = "MB/s = 10^6 bytes/s; Mbit/s = 10^6 bits/s"
+
+
+def mbytes(bytes_per_second: float) -> float:
+    return bytes_per_second / MB
+
+
+def mbits(bytes_per_second: float) -> float:
+    return bytes_per_second * 8 / MB
+
+
+def convert(bytes_per_second: float, unit: str) -> float:
+    """bytes/s in the unit a table shows ("MB/s" or "Mbit/s")."""
+    if unit == "MB/s":
+        return mbytes(bytes_per_second)
+    if unit == "Mbit/s":
+        return mbits(bytes_per_second)
+    raise ValueError(f"unknown unit {unit!r}; expected one of {UNITS}")
+
+
+def fmt_number(value: float) -> str:
+    """Three significant figures, no exponent, thousands separated: 0.0123, 1.23, 12.3, 123, 12,345."""
+    if value != value:  # NaN: openssl printed "nan" for a zero-time cell
+        return "nan"
+    if value in (float("inf"), float("-inf")):
+        return "inf"
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def fmt_throughput(bytes_per_second: float) -> str:
+    """'31.4 MB/s (251 Mbit/s)'."""
+    return f"{fmt_number(mbytes(bytes_per_second))} MB/s ({fmt_number(mbits(bytes_per_second))} Mbit/s)"
