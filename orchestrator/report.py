@@ -1,0 +1,362 @@
+"""HTML and Markdown reports: the user's questions answered first, then comparison tables and plots.
+
+One content model (a list of blocks: headings, notes, tables, figures) is built once from the runs and written
+either as one self-contained HTML page (inline CSS, PNGs as base64 data URIs) or as Markdown with the PNGs
+next to it. Plots are drawn with matplotlib's Agg backend (no display needed).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from orchestrator import diff, identity, insights, stats, store, tables
+from orchestrator.errors import UserError
+from orchestrator.model import HostResult, Run
+
+MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
+MAX_DIFF_BARS = 40  # the largest changes only
+BAR_BLOCK_PREFERENCE = (16384, 8192)  # bar charts compare hosts at the largest usual block
+
+
+@dataclass
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass
+class Note:
+    text: str
+
+
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass
+class Figure:
+    slug: str
+    title: str
+    png: bytes
+
+
+Block = Heading | Note | Table | Figure
+
+
+@dataclass
+class Series:
+    """One host of one run, as shown in the report."""
+
+    label: str
+    run: Run
+    result: HostResult
+    cells: dict = field(default_factory=dict)  # CellKey -> diff.Cell
+    values: dict = field(default_factory=dict)  # CellKey -> median
+
+
+def series_of(runs: Sequence[Run]) -> list[Series]:
+    results = [(run, r) for run in runs for r in run.hosts if r.measurements]
+    counts: dict[str, int] = {}
+    for _, r in results:
+        counts[r.host] = counts.get(r.host, 0) + 1
+    out = []
+    for run, r in results:
+        label = r.host if counts[r.host] == 1 else f"{r.host} @ {run.run_id}"
+        cells = diff.host_cells(r, diff.nominal_seconds(run))
+        values = {k: stats.summarize(c.samples).median for k, c in cells.items() if c.samples}
+        out.append(Series(label, run, r, cells, values))
+    return out
+
+
+# ---- content ---------------------------------------------------------------------------------------------
+
+def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS) -> list[Block]:
+    if not runs:
+        raise UserError("the report needs at least one run")
+    series = series_of(runs)
+    blocks: list[Block] = [Heading("sslbench report", 1)]
+    blocks.append(Table(["run", "created", "source", "hosts"],
+                        [[r.run_id, r.created, r.source, len(r.hosts)] for r in runs]))
+    failed = [(run, h) for run in runs for h in run.hosts if not h.measurements]
+    if failed:
+        blocks.append(Note("Without results: " + "; ".join(
+            f"{h.host} ({h.status}{': ' + h.reason if h.reason else ''})" for _, h in failed)))
+    if not series:
+        blocks.append(Note("No host has any measurement."))
+        return blocks
+    blocks += _host_section(series)
+    blocks += _answers(series, links)
+    blocks += _comparison(series)
+    blocks += _plots(series)
+    if len(runs) == 2:
+        blocks += _diff_section(runs[0], runs[1])
+    return blocks
+
+
+def _host_section(series: list[Series]) -> list[Block]:
+    rows = []
+    for s in series:
+        cpu = s.result.cpu
+        rows.append([s.label, identity.firmware_label(s.result), cpu.model or "", cpu.logical_cpus or "",
+                     " ".join(cpu.crypto) or "none reported"])
+    return [Heading("Hosts"), Table(["host", "firmware", "CPU", "CPUs", "crypto instructions"], rows)]
+
+
+def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
+    found = [(s, insights.host_insights(s.result, links)) for s in series]
+    blocks: list[Block] = [Heading("Per core and all cores")]
+    rows = []
+    for s, ins in found:
+        for t in ins.throughput:
+            if t.block_size not in insights.LINE_BLOCKS:
+                continue
+            rows.append([
+                s.label, t.algorithm, t.block_size,
+                insights.fmt_bytes_rate(t.one_core) if t.one_core is not None else "-",
+                f"{insights.fmt_bytes_rate(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
+                insights.fmt_bytes_rate(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
+            ])
+    if rows:
+        blocks.append(Table(["host", "algorithm", "block", "1 core", "all cores", "per core (all / N)"], rows))
+    else:
+        blocks.append(Note(f"No {' / '.join(insights.AEADS)} measurements at {insights.LINE_BLOCKS} bytes."))
+    blocks.append(Heading("VPN / TLS line rate"))
+    blocks.append(Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
+                       "1024-16384 bytes (VPN-sized packets); packet handling costs come on top."))
+    blocks.append(Table(["host"] + [f"{link} Mbit/s" for link in links],
+                        [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found]))
+    blocks.append(Heading("Crypto instructions and the EVP path"))
+    blocks.append(Table(["host", "crypto instructions", "EVP / legacy (aes-cbc)", "verdict"],
+                        [[s.label, " ".join(ins.crypto_instructions) or "none reported",
+                          f"{ins.evp_ratio:.1f}x" if ins.evp_ratio is not None else "-", ins.evp_verdict]
+                         for s, ins in found]))
+    names = sorted({name for _, ins in found for name in ins.handshakes})
+    blocks.append(Heading("TLS handshakes per second"))
+    if names:
+        blocks.append(Table(["host"] + names, [[s.label] + [
+            f"{ins.handshakes[n]:,.0f}" if n in ins.handshakes else "-" for n in names] for s, ins in found]))
+        notes = sorted({note for _, ins in found for note in ins.handshake_notes})
+        if notes:
+            blocks.append(Note(" ".join(notes)))
+    else:
+        blocks.append(Note("No rsa2048 / ecdsap256 sign measurements."))
+    return blocks
+
+
+def _comparison(series: list[Series]) -> list[Block]:
+    keys = sorted({k for s in series for k in s.cells}, key=diff.cell_sort_key)
+    rows = []
+    for key in keys:
+        algorithm, api, operation, threads, block = key
+        unit = "B/s" if operation is None else "ops/s"
+        cells = []
+        for s in series:
+            cell = s.cells.get(key)
+            if cell is None:
+                cells.append("")
+            elif not cell.samples:
+                cells.append(" ".join(sorted(cell.flags)) or "-")
+            else:
+                summary = stats.summarize(cell.samples)
+                cells.append(diff.format_value(summary.median, unit, summary.spread_pct if summary.n > 1 else None))
+        rows.append([algorithm, api or "", threads, operation or block] + cells)
+    return [Heading("All measurements (median ± spread)"),
+            Table(["algorithm", "api", "threads", "block / op"] + [s.label for s in series], rows)]
+
+
+def _diff_section(old: Run, new: Run) -> list[Block]:
+    rows = diff.diff_runs(old, new)
+    both = [r for r in rows if r.delta_pct is not None]
+    blocks: list[Block] = [Heading(f"Diff: {old.run_id} → {new.run_id}"),
+                           Note("delta of the medians; ~ = not significant (Mann-Whitney U, p ≥ 0.05)")]
+    if not both:
+        blocks.append(Note("The two runs have no cell in common."))
+        return blocks
+    blocks.append(Table(diff.HEADERS, diff.table_rows(rows)))
+    blocks.append(Figure("diff", f"Change {old.run_id} → {new.run_id}", _plot_diff(both)))
+    return blocks
+
+
+# ---- plots -----------------------------------------------------------------------------------------------
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless: no display on the boxes or in CI
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    _pyplot().close(fig)
+    return buffer.getvalue()
+
+
+def _plots(series: list[Series]) -> list[Block]:
+    blocks: list[Block] = [Heading("Plots")]
+    for s in series[:MAX_SERIES_PLOTS]:
+        png = _plot_blocks(s)
+        if png:
+            blocks.append(Figure(f"blocks-{store.safe_name(s.label)}", f"{s.label}: throughput vs block size", png))
+    if len(series) > MAX_SERIES_PLOTS:
+        blocks.append(Note(f"Block-size plots shown for the first {MAX_SERIES_PLOTS} of {len(series)} hosts."))
+    algorithms = sorted({k[0] for s in series for k in s.values if k[2] is None and k[4] is not None})
+    for algorithm in algorithms:
+        png = _plot_algorithm(series, algorithm)
+        if png:
+            blocks.append(Figure(f"hosts-{store.safe_name(algorithm)}", f"{algorithm} across hosts", png))
+    return blocks
+
+
+def _plot_blocks(s: Series) -> bytes | None:
+    lines: dict[tuple, list[tuple[int, float]]] = {}
+    for (algorithm, api, operation, threads, block), value in s.values.items():
+        if operation is None and block is not None:
+            lines.setdefault((algorithm, api, threads), []).append((block, value))
+    if not lines:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for (algorithm, api, threads), points in sorted(lines.items(), key=lambda i: (i[0][0], i[0][1] or "", i[0][2])):
+        points.sort()
+        label = algorithm + (f" ({api})" if api else "") + (f" ×{threads}" if threads > 1 else "")
+        ax.plot([p[0] for p in points], [insights.mbytes(p[1]) for p in points], marker="o", label=label)
+    ax.set_xscale("log", base=2)
+    ticks = sorted({p[0] for points in lines.values() for p in points})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("block size (bytes)")
+    ax.set_ylabel("MB/s")
+    ax.set_title(f"{s.label}: throughput vs block size")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="best")
+    return _png(fig)
+
+
+def _plot_algorithm(series: list[Series], algorithm: str) -> bytes | None:
+    """Bars per host at the largest usual block: one core and all cores."""
+    labels, one, every = [], [], []
+    for s in series:
+        rows = insights.throughput(s.values, [algorithm])
+        if not rows:
+            continue
+        blocks = {t.block_size: t for t in rows}
+        chosen = next((blocks[b] for b in BAR_BLOCK_PREFERENCE if b in blocks), rows[-1])
+        labels.append(f"{s.label}\n{chosen.block_size} B")
+        one.append(insights.mbytes(chosen.one_core) if chosen.one_core is not None else 0.0)
+        every.append(insights.mbytes(chosen.all_cores) if chosen.all_cores is not None else 0.0)
+    if not labels:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(labels) + 2), 4))
+    positions = range(len(labels))
+    width = 0.4 if any(every) else 0.6
+    ax.bar([p - (width / 2 if any(every) else 0) for p in positions], one, width, label="1 core")
+    if any(every):
+        ax.bar([p + width / 2 for p in positions], every, width, label="all cores")
+    ax.set_xticks(list(positions), labels, fontsize="small", rotation=20 if len(labels) > 3 else 0, ha="right"
+                  if len(labels) > 3 else "center")
+    ax.set_ylabel("MB/s")
+    ax.set_title(f"{algorithm} across hosts")
+    ax.legend(fontsize="small")
+    ax.grid(True, axis="y", alpha=0.3)
+    return _png(fig)
+
+
+def _plot_diff(rows: list[diff.DiffRow]) -> bytes:
+    rows = sorted(rows, key=lambda r: abs(r.delta_pct or 0), reverse=True)[:MAX_DIFF_BARS]
+    rows.reverse()
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, max(2.5, 0.28 * len(rows) + 1)))
+    colors = ["tab:green" if r.significant and r.delta_pct > 0 else "tab:red" if r.significant else "tab:gray"
+              for r in rows]
+    labels = [f"{r.host} {r.algorithm}{' ' + r.api if r.api else ''} ×{r.threads} "
+              f"{r.operation or r.block_size}" for r in rows]
+    ax.barh(range(len(rows)), [r.delta_pct for r in rows], color=colors)
+    ax.set_yticks(range(len(rows)), labels, fontsize="x-small")
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("change of the median (%) — green/red significant, gray ~ or no repeats")
+    ax.grid(True, axis="x", alpha=0.3)
+    return _png(fig)
+
+
+# ---- writers ---------------------------------------------------------------------------------------------
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; padding: 0 1em; }
+h1 { border-bottom: 2px solid #446; } h2 { margin-top: 2em; color: #334; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #eef; } tr:nth-child(even) td { background: #fafafa; }
+figure { margin: 1em 0; } figcaption { font-size: 0.9em; color: #555; } img { max-width: 100%; }
+p.note { color: #555; font-size: 0.9em; }
+"""
+
+
+def render_html(runs: Sequence[Run], out_path: Path | str, links: Sequence[int] = insights.DEFAULT_LINKS) -> Path:
+    """One self-contained page: inline CSS, every plot a base64 PNG data URI."""
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<title>sslbench report</title>", f"<style>{CSS}</style></head><body>"]
+    for block in build(runs, links):
+        if isinstance(block, Heading):
+            parts.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+        elif isinstance(block, Note):
+            parts.append(f'<p class="note">{html.escape(block.text)}</p>')
+        elif isinstance(block, Table):
+            head = "".join(f"<th>{html.escape(str(h))}</th>" for h in block.headers)
+            body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
+                           for row in block.rows)
+            parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        elif isinstance(block, Figure):
+            data = base64.b64encode(block.png).decode("ascii")
+            parts.append(f'<figure><img alt="{html.escape(block.title)}" src="data:image/png;base64,{data}">'
+                         f"<figcaption>{html.escape(block.title)}</figcaption></figure>")
+    parts.append("</body></html>")
+    return _write(Path(out_path), "\n".join(parts))
+
+
+def render_markdown(runs: Sequence[Run], out_path: Path | str,
+                    links: Sequence[int] = insights.DEFAULT_LINKS) -> Path:
+    """Markdown with GitHub tables; plots are written as <stem>-<name>.png next to the file and linked."""
+    out_path = Path(out_path)
+    parts = []
+    for block in build(runs, links):
+        if isinstance(block, Heading):
+            parts.append("#" * block.level + " " + block.text)
+        elif isinstance(block, Note):
+            parts.append(f"_{_md_escape(block.text)}_")
+        elif isinstance(block, Table):
+            rows = [[_md_escape(str(c)) for c in row] for row in block.rows]
+            parts.append(tables.render([_md_escape(h) for h in block.headers], rows, "markdown"))
+        elif isinstance(block, Figure):
+            name = f"{out_path.stem}-{block.slug}.png"
+            _write_bytes(out_path.parent / name, block.png)
+            parts.append(f"![{_md_escape(block.title)}]({name})")
+    return _write(out_path, "\n\n".join(parts) + "\n")
+
+
+def _md_escape(text: str) -> str:
+    return re.sub(r"([|*_`\[\]<>])", r"\\\1", text)
+
+
+def _write(path: Path, text: str) -> Path:
+    _write_bytes(path, text.encode("utf-8"))
+    return path
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None

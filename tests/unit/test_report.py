@@ -1,0 +1,143 @@
+"""insights (the user's questions) and the HTML / Markdown reports built from crafted runs."""
+from __future__ import annotations
+
+import base64
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from orchestrator import insights, report
+from orchestrator.model import CpuFacts, HostResult, Measurement, OsFacts, Run
+
+BLOCKS = (16, 64, 256, 1024, 8192, 16384)
+
+
+def aead_rows(algorithm, mbytes_at_16k, threads=1, api="evp", repeats=1):
+    """Throughput rising with block size up to `mbytes_at_16k` MB/s at 16384 bytes."""
+    out = []
+    for block in BLOCKS:
+        base = mbytes_at_16k * 1e6 * min(1.0, (block / 16384) ** 0.1)
+        for r in range(repeats):
+            out.append(Measurement(algorithm, block, base * (1 + 0.001 * r), threads=threads, api=api, repeat=r))
+    return out
+
+
+def host(name, gcm_mb, cores=4, aes=True, legacy_ratio=8.0, repeats=1, scale=1.0):
+    ms = aead_rows("aes-256-gcm", gcm_mb * scale, repeats=repeats)
+    ms += aead_rows("aes-256-gcm", gcm_mb * cores * 0.95 * scale, threads=cores, repeats=repeats)
+    ms += aead_rows("chacha20-poly1305", gcm_mb * 0.6 * scale, repeats=repeats)
+    ms += aead_rows("aes-128-cbc", 80 * scale, api="evp")
+    ms += aead_rows("aes-128-cbc", 80 * scale / legacy_ratio, api="legacy")
+    ms += [Measurement("rsa2048", operation="sign", ops_per_second=400.0 * scale),
+           Measurement("rsa2048", operation="verify", ops_per_second=15000.0 * scale),
+           Measurement("ecdsap256", operation="sign", ops_per_second=9000.0 * scale),
+           Measurement("x25519", operation="op", ops_per_second=12000.0 * scale),
+           Measurement("chacha20", 1024, status="unsupported", reason="not in 1.0.2")]
+    return HostResult(name, cpu=CpuFacts(model="Cortex-A53", arch="arm", logical_cpus=cores,
+                                         crypto=["aes", "pmull", "sha2"] if aes else []),
+                      os=OsFacts(family="openwrt", name="OpenWrt", version="23.05.3"), measurements=ms)
+
+
+def run(run_id, hosts):
+    return Run(run_id=run_id, created="2026-01-01T00:00:00+00:00", hosts=hosts)
+
+
+# ---- insights ------------------------------------------------------------------------------------------
+
+def test_per_core_and_all_core_throughput():
+    ins = insights.host_insights(host("r", 20.0, cores=4))
+    gcm = next(t for t in ins.throughput if t.algorithm == "aes-256-gcm" and t.block_size == 16384)
+    assert gcm.one_core == pytest.approx(20e6)
+    assert gcm.all_cores == pytest.approx(76e6) and gcm.cores == 4
+    assert gcm.per_core == pytest.approx(19e6)
+    assert insights.fmt_bytes_rate(20e6) == "20.0 MB/s (160 Mbit/s)"
+
+
+def test_line_rate_verdicts_one_core_all_cores_and_never():
+    # aes-256-gcm at 1024 B: 20 MB/s * (1/16)^0.1 = 15.16 MB/s = 121 Mbit/s on 1 core, x3.8 on 4 cores = 461.
+    ins = insights.host_insights(host("r", 20.0, cores=4), links=[100, 400, 1000])
+    one, four, never = ins.line_rates
+    assert one.carried and one.cores_needed == 1
+    assert one.verdict.startswith("carries 100 Mbit/s on 1 core (aes-256-gcm")
+    assert four.carried and four.cores_needed == 4 and "on 4 cores" in four.verdict
+    assert never.carried is False and never.verdict.startswith("cannot carry 1000 Mbit/s (best 461 Mbit/s")
+
+
+def test_line_rate_unknown_without_aead():
+    result = HostResult("x", measurements=[Measurement("sha256", 1024, 1e9)])
+    (rate,) = insights.host_insights(result, links=[100]).line_rates
+    assert rate.carried is None and "unknown" in rate.verdict
+
+
+def test_evp_uses_aes_instructions_or_not():
+    fast = insights.host_insights(host("a", 20.0, aes=True, legacy_ratio=8.0))
+    assert fast.evp_ratio == pytest.approx(8.0) and "uses hardware" in fast.evp_verdict
+    unused = insights.host_insights(host("b", 20.0, aes=True, legacy_ratio=1.1))
+    assert "does not seem to use them" in unused.evp_verdict
+    none = insights.host_insights(host("c", 20.0, aes=False, legacy_ratio=1.0))
+    assert none.evp_verdict.startswith("the CPU reports no AES instructions")
+
+
+def test_handshakes_combine_sign_and_key_exchange():
+    shakes = insights.host_insights(host("r", 20.0)).handshakes
+    assert shakes["RSA-2048 handshakes/s (1 core)"] == pytest.approx(1 / (1 / 400 + 1 / 12000))
+    assert shakes["ECDSA-P256 handshakes/s (1 core)"] == pytest.approx(1 / (1 / 9000 + 1 / 12000))
+
+
+def test_parse_links():
+    assert insights.parse_links("100,1000") == [100, 1000]
+    with pytest.raises(Exception, match="--link"):
+        insights.parse_links("fast")
+
+
+# ---- reports -------------------------------------------------------------------------------------------
+
+class Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_is_self_contained_with_tables_and_png_plots(tmp_path):
+    runs = [run("20260101T000000Z-aaaa", [host("router", 20.0, repeats=4), host("pi", 60.0, repeats=4)]),
+            run("20260201T000000Z-bbbb", [host("router", 20.0, repeats=4, scale=0.8)])]
+    out = report.render_html(runs, tmp_path / "r.html", links=[100, 1000])
+    page = Collect()
+    page.feed(out.read_text(encoding="utf-8"))
+    tags = [t for t, _ in page.tags]
+    assert tags.count("table") >= 6
+    images = [a["src"] for t, a in page.tags if t == "img"]
+    # per host-run block plots (3), one bar chart per throughput algorithm (3), one diff plot
+    assert len(images) == 7
+    for src in images:
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not any(a.get("href") or (t == "script") for t, a in page.tags)  # nothing external
+    text = " ".join(page.text)
+    assert "carries 100 Mbit/s on 1 core" in text
+    assert "router @ 20260201T000000Z-bbbb" in text
+    assert "Diff: 20260101T000000Z-aaaa → 20260201T000000Z-bbbb" in text
+    assert re.search(r"-20\.0%", text)  # the slower second run of router, significant with 4+4 repeats
+
+
+def test_markdown_links_png_files_next_to_it(tmp_path):
+    out = report.render_markdown([run("only", [host("router", 20.0)])], tmp_path / "sub" / "report.md")
+    text = out.read_text(encoding="utf-8")
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert links and all((out.parent / name).read_bytes()[:4] == b"\x89PNG" for name in links)
+    assert "| host" in text and "carries 100 Mbit/s on 1 core" in text
+    assert "Diff:" not in text  # one run: nothing to diff
+
+
+def test_report_of_hosts_without_results(tmp_path):
+    empty = run("x", [HostResult("down", status="unreachable", reason="ssh: timeout")])
+    text = report.render_markdown([empty], tmp_path / "e.md").read_text()
+    assert "down (unreachable: ssh: timeout)" in text and "No host has any measurement" in text
