@@ -70,20 +70,24 @@ def records_from_log(log: ParsedLog, host: str | None = None) -> list[dict[str, 
     return [dict(r, host=host) for r in records([result])]
 
 
-def throughput_table(rows: Iterable[dict[str, Any]], by: str = "host", unit: str = "MB/s") -> tuple[list[str], list[list[Any]]]:
+def throughput_table(rows: Iterable[dict[str, Any]], by: str = "host", unit: str = "MB/s",
+                     unit_in_header: bool = True) -> tuple[list[str], list[list[Any]]]:
     """Block-size columns for symmetric ciphers and digests.
 
     by="host": rows grouped by algorithm, one row per host (compare boxes); by="algorithm": rows grouped
     by host, one row per algorithm. unit: "MB/s", "Mbit/s" or "both" (two columns per block size);
     decimal units (see orchestrator.units.UNIT_NOTE). A cell is the median over repeats, rounded to
-    0.01; "unsupported" / "error" when the host could not measure it.
+    0.01; "unsupported" / "error" when the host could not measure it. unit_in_header=False gives
+    bare "16 B" headers, for a text table whose caption names the unit.
     """
     units_ = _units(unit)
     cells = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None],
                    lambda r: r["block_size"], "bytes_per_second")
     keys = _key_columns(cells, by)
     sizes = sorted({column for (_, column) in cells})
-    headers = [name for name, _ in keys] + [f"{size} B {u}" for size in sizes for u in units_]
+    headers = [name for name, _ in keys] + [
+        f"{size} B {u}" if unit_in_header or len(units_) > 1 else f"{size} B" for size in sizes for u in units_
+    ]
     table = []
     for row_key in _row_keys(cells, keys):
         line = [value for value in row_key[1]]

@@ -1,0 +1,171 @@
+"""`sslbench parse [--json] FILE…`: read saved `openssl speed` logs or whole console sessions, print what they say."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from orchestrator import tables
+from orchestrator.errors import UserError
+from orchestrator.model import ParsedLog
+from orchestrator.units import UNIT_NOTE
+
+DESCRIPTION = """\
+Read openssl speed output (any OpenSSL version, -evp, -multi, -mr, public-key tables) or a whole captured
+console session (shell prompts, `cat /proc/cpuinfo`, `uname -a`, `cat /etc/os-release`, `openssl version -a`,
+other commands' noise; newlines lost or doubled by a copy from a web page are fine) and print:
+
+  - throughput: one row per algorithm / API / thread count, one column per block size, in MB/s and Mbit/s
+    (decimal: 1 MB = 10^6 bytes, 1 Mbit = 10^6 bits, so 125 MB/s = 1000 Mbit/s);
+  - public-key operations per second (sign/s, verify/s, ...);
+  - what the facts say: CPU model and cores, crypto instructions (aes, pmull, sha2, sha_ni ...), OS, OpenSSL build.
+
+With --json: one object per file {"file", "measurements", "cpu", "os", "openssl", "skipped"}, or a JSON array
+when several files are given. Parts of a log that could not be read are listed on stderr as `note:` lines.
+
+examples:
+  sslbench parse speed.log
+  ssh root@router 'openssl speed -evp aes-128-gcm 2>&1' | sslbench parse -
+  sslbench parse --json session1.txt session2.txt > parsed.json
+
+exit codes: 0 parsed; 2 bad input (missing/unreadable file, directory, empty, binary, no openssl output)."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "parse", help="print the results and facts in saved openssl speed logs / console sessions",
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="log or captured session; - reads standard input")
+    parser.add_argument("--json", action="store_true", help="print parsed records and facts as JSON")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    parsed: list[tuple[str, ParsedLog]] = []
+    failures = 0
+    for name in args.files:
+        try:
+            log = parse_file(name)
+        except UserError as exc:
+            if len(args.files) == 1:
+                raise
+            print(f"sslbench: {exc}", file=sys.stderr)  # one bad file must not hide the others
+            failures += 1
+            continue
+        parsed.append((name, log))
+        _print_notes(name, log)
+    if args.json:
+        objects = [dict(file=name, **log.to_dict()) for name, log in parsed]
+        print(json.dumps(objects[0] if len(args.files) == 1 else objects, indent=2))
+    else:
+        print("\n\n".join(describe(name, log, several=len(args.files) > 1) for name, log in parsed))
+    return 2 if failures else 0
+
+
+def read_text(name: str) -> str:
+    """The text of FILE (or stdin for "-"), or a UserError that says what is wrong with it."""
+    if name == "-":
+        data = sys.stdin.buffer.read()
+        label = "standard input"
+    else:
+        path = Path(name)
+        label = name
+        if path.is_dir():
+            raise UserError(f"{name} is a directory; give the log files in it, e.g. {name}/*.log")
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise UserError(f"{name}: no such file") from None
+        except OSError as exc:
+            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise UserError(f"{label} is empty; give the saved output of `openssl speed` (2>&1) or a console session")
+    if data[:2] == b"\x1f\x8b":
+        raise UserError(f"{label} is gzip-compressed; run `gunzip` on it first or pipe `zcat {label} |` into `sslbench parse -`")
+    if b"\0" in data[:8192] or _mostly_binary(data[:8192]):
+        raise UserError(f"{label} is not a text log (it contains binary data)")
+    return data.decode("utf-8", errors="replace")
+
+
+def parse_file(name: str) -> ParsedLog:
+    from orchestrator.parse import parse_console  # imported here so `sslbench --help` stays fast
+
+    log = parse_console(read_text(name))
+    label = "standard input" if name == "-" else name
+    if not log.measurements and not _has_facts(log):
+        raise UserError(f"{label}: found no openssl speed results and no system facts; "
+                        f"is it the output of `openssl speed`?")
+    return log
+
+
+def describe(name: str, log: ParsedLog, several: bool = False) -> str:
+    """Facts lines, then the throughput tables (MB/s, Mbit/s) and the public-key table."""
+    parts = [f"== {name}"] if several else []
+    parts += _facts_lines(log)
+    rows = tables.records_from_log(log)
+    headers, body = tables.throughput_table(rows, by="algorithm", unit="MB/s", unit_in_header=False)
+    if body:
+        parts.append(f"\nThroughput in MB/s ({UNIT_NOTE}):")
+        parts.append(tables.render(headers, tables.display_rows(body, "table"), "table"))
+        headers, body = tables.throughput_table(rows, by="algorithm", unit="Mbit/s", unit_in_header=False)
+        parts.append("\nThroughput in Mbit/s:")
+        parts.append(tables.render(headers, tables.display_rows(body, "table"), "table"))
+    headers, body = tables.pk_table(rows, by="algorithm")
+    if body:
+        parts.append("\nPublic-key operations per second:")
+        parts.append(tables.render(headers, tables.display_rows(body, "table"), "table"))
+    if not log.measurements:
+        parts.append("\nno openssl speed results in this log")
+    return "\n".join(parts)
+
+
+def _facts_lines(log: ParsedLog) -> list[str]:
+    cpu, os_, ssl = log.cpu, log.os, log.openssl
+    lines = []
+    if cpu.model or cpu.logical_cpus:
+        details = ", ".join(x for x in (cpu.arch, _plural(cpu.logical_cpus, "logical CPU") if cpu.logical_cpus else None,
+                                         cpu.system_type) if x)
+        lines.append(f"CPU:     {cpu.model or 'unknown model'}" + (f" ({details})" if details else ""))
+        if cpu.arch in ("x86", "arm"):
+            lines.append(f"crypto:  {' '.join(cpu.crypto) if cpu.crypto else 'no AES/SHA instructions listed'}")
+    else:
+        lines.append("CPU:     not in this log (add `cat /proc/cpuinfo` to the session)")
+    if os_.family or os_.kernel:
+        name = os_.name or os_.family
+        extra = ", ".join(x for x in (f"family {os_.family}" if os_.family else None,
+                                      f"revision {os_.revision}" if os_.revision else None,
+                                      f"kernel {os_.kernel}" if os_.kernel else None, os_.machine) if x)
+        lines.append(f"OS:      {name}" + (f" ({extra})" if extra else ""))
+    if ssl.version or ssl.version_line:
+        extra = ", ".join(x for x in (f"options {ssl.options}" if ssl.options else None,
+                                      f"built on {ssl.built_on}" if ssl.built_on else None) if x)
+        lines.append(f"OpenSSL: {ssl.version or ssl.version_line}" + (f" ({extra})" if extra else ""))
+    return lines
+
+
+def _print_notes(name: str, log: ParsedLog, limit: int = 5) -> None:
+    if not log.skipped:
+        return
+    label = "standard input" if name == "-" else name
+    shown = "; ".join(log.skipped[:limit])
+    more = f"; and {len(log.skipped) - limit} more" if len(log.skipped) > limit else ""
+    print(f"note: {label}: skipped {len(log.skipped)} part(s) it could not read: {shown}{more}", file=sys.stderr)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _has_facts(log: ParsedLog) -> bool:
+    return bool(log.cpu.model or log.cpu.logical_cpus or log.os.family not in (None, "unknown")
+                or log.os.kernel or log.openssl.version)
+
+
+def _mostly_binary(sample: bytes) -> bool:
+    """More than 10 % control bytes (other than tab/CR/LF/ESC/FF): not something a terminal printed."""
+    if not sample:
+        return False
+    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    return controls * 10 > len(sample)
