@@ -7,7 +7,7 @@
   aes-*-cbc: the legacy low-level API never uses AES instructions, EVP does when OpenSSL was built with asm);
 - RSA / ECDSA handshakes per second for TLS relays.
 
-Values are medians over repeats. Units: MB/s = 10^6 bytes/s, Mbit/s = 10^6 bits/s.
+Values are medians over repeats; units as in orchestrator.units (MB/s = 10^6 bytes/s, Mbit/s = 10^6 bits/s).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Sequence
 
 from orchestrator.diff import CellKey, host_cells
 from orchestrator.model import CpuFacts, HostResult
+from orchestrator.units import fmt_number, fmt_throughput, mbits, mbytes
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
 LINE_BLOCKS = (1024, 16384)  # VPN packets (~1400 B) to full TLS records (16 KiB)
@@ -26,37 +27,11 @@ AES_CBC = ("aes-128-cbc", "aes-192-cbc", "aes-256-cbc")
 API_PREFERENCE = ("evp", None, "legacy")  # the figure to quote when a cell was measured through several APIs
 
 
-def mbytes(bytes_per_second: float) -> float:
-    return bytes_per_second / 1e6
-
-
-def mbits(bytes_per_second: float) -> float:
-    return bytes_per_second * 8 / 1e6
-
-
-def _num(value: float) -> str:
-    """Three significant figures, no exponent: 0.0123, 1.23, 12.3, 123, 12345."""
-    if value == 0:
-        return "0"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    if abs(value) >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3g}"
-
-
 def fmt_rate(value: float, unit: str = "B/s") -> str:
     """'31.4 MB/s' for throughput (bytes/s in), '3,344 ops/s' for public-key rows."""
     if unit == "B/s":
-        return f"{_num(mbytes(value))} MB/s"
-    return f"{_num(value)} ops/s"
-
-
-def fmt_bytes_rate(value: float) -> str:
-    """'31.4 MB/s (251 Mbit/s)'."""
-    return f"{_num(mbytes(value))} MB/s ({_num(mbits(value))} Mbit/s)"
+        return f"{fmt_number(mbytes(value))} MB/s"
+    return f"{fmt_number(value)} ops/s"
 
 
 def medians(result: HostResult) -> dict[CellKey, float]:

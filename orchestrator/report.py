@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from orchestrator import diff, identity, insights, stats, store, tables
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
+from orchestrator.units import fmt_throughput, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
 MAX_DIFF_BARS = 40  # the largest changes only
@@ -119,9 +120,9 @@ def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
                 continue
             rows.append([
                 s.label, t.algorithm, t.block_size,
-                insights.fmt_bytes_rate(t.one_core) if t.one_core is not None else "-",
-                f"{insights.fmt_bytes_rate(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
-                insights.fmt_bytes_rate(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
+                fmt_throughput(t.one_core) if t.one_core is not None else "-",
+                f"{fmt_throughput(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
+                fmt_throughput(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
             ])
     if rows:
         blocks.append(Table(["host", "algorithm", "block", "1 core", "all cores", "per core (all / N)"], rows))
@@ -230,7 +231,7 @@ def _plot_blocks(s: Series) -> bytes | None:
     for (algorithm, api, threads), points in sorted(lines.items(), key=lambda i: (i[0][0], i[0][1] or "", i[0][2])):
         points.sort()
         label = algorithm + (f" ({api})" if api else "") + (f" ×{threads}" if threads > 1 else "")
-        ax.plot([p[0] for p in points], [insights.mbytes(p[1]) for p in points], marker="o", label=label)
+        ax.plot([p[0] for p in points], [mbytes(p[1]) for p in points], marker="o", label=label)
     ax.set_xscale("log", base=2)
     ticks = sorted({p[0] for points in lines.values() for p in points})
     ax.set_xticks(ticks, [str(t) for t in ticks])
@@ -253,8 +254,8 @@ def _plot_algorithm(series: list[Series], algorithm: str) -> bytes | None:
         blocks = {t.block_size: t for t in rows}
         chosen = next((blocks[b] for b in BAR_BLOCK_PREFERENCE if b in blocks), rows[-1])
         labels.append(f"{s.label}\n{chosen.block_size} B")
-        one.append(insights.mbytes(chosen.one_core) if chosen.one_core is not None else 0.0)
-        every.append(insights.mbytes(chosen.all_cores) if chosen.all_cores is not None else 0.0)
+        one.append(mbytes(chosen.one_core) if chosen.one_core is not None else 0.0)
+        every.append(mbytes(chosen.all_cores) if chosen.all_cores is not None else 0.0)
     if not labels:
         return None
     plt = _pyplot()
