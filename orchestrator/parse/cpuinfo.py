@@ -75,6 +75,8 @@ def _blocks(text: str) -> tuple[list[dict[str, str]], dict[str, str]]:
             blocks.append(current)
             continue
         if key == "processor":  # old ARM: `Processor : ARMv6-compatible processor rev 7 (v6l)`
+            if not re.search(r"processor|\brev \d|arm", value, re.I):
+                continue
             key = "model name"
         target = current if current is not None else shared
         target.setdefault(key, value)
