@@ -1,0 +1,50 @@
+"""`sslbench report [RUN_DIR...]`: render stored runs again (default: the latest run)."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Iterable
+
+from orchestrator import store, tables
+from orchestrator.model import Run
+
+# What `--format json` prints per record (the table's raw data, not display strings).
+JSON_FIELDS = ("run_id", "host", "algorithm", "block_size", "threads", "api", "bytes_per_second", "operation",
+               "ops_per_second", "status", "reason", "repeat", "openssl_version", "flags")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("report", help="print the comparison table of stored runs",
+                              description="Render stored runs (results/<run-id>/) as a table again.")
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="run directories or run ids (default: latest)")
+    p.add_argument("--format", choices=tables.FORMATS, default="table")
+    p.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
+    p.set_defaults(func=report_command)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    refs = args.runs or ["latest"]
+    runs = [store.load_run(store.resolve_run(ref, args.results)) for ref in refs]
+    print(render_runs(runs, args.format))
+    return 0
+
+
+def render_runs(runs: Iterable[Run], fmt: str = "table") -> str:
+    runs = list(runs)
+    rows = tables.records_from_runs(runs)
+    if fmt == "json":
+        return json.dumps([{k: r.get(k) for k in JSON_FIELDS} for r in rows], indent=2)
+    by_run = len(runs) > 1
+    if by_run:  # the same host in two runs: keep them apart
+        rows = [dict(r, host=f"{r['host']} ({r['run_id']})") for r in rows]
+    parts = []
+    headers, body = tables.throughput_table(rows)
+    if body:
+        parts.append(tables.render(headers, tables.display_rows(body, fmt), fmt))
+    headers, body = tables.pk_table(rows)
+    if body:
+        parts.append(tables.render(headers, tables.display_rows(body, fmt), fmt))
+    if not parts:
+        return "(no measurements)"
+    return "\n\n".join(parts)

@@ -1,0 +1,407 @@
+"""`sslbench run`: detect, provision, benchmark every host of an inventory, store and print the results.
+
+Phases (one ansible-runner call each, playbooks/sslbench.yml selected by tag):
+  detect    -> facts per host (parsed here with orchestrator.parse), what to install
+  provision -> only hosts without OpenSSL (or --upgrade-openssl), with the package manager detect found
+  bench     -> the on-host script runs the planned cells; every poll brings progress and finished logs
+Ctrl-C runs playbooks/cleanup.yml (stop the openssl processes, ship what finished) and keeps it.
+run.json is saved whenever a host finishes, so a crash or Ctrl-C loses nothing already measured.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator import matrix, store
+from orchestrator.errors import UserError
+from orchestrator.matrix import Cell, HostPlan, MatrixRequest
+from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult,
+                                Measurement, Run)
+from orchestrator.parse.cpuinfo import parse_cpuinfo
+from orchestrator.parse.osinfo import detect_os
+from orchestrator.parse.speed import parse_openssl_build, parse_speed
+from orchestrator.progress import ProgressView
+from orchestrator.runner import CLEANUP_PLAYBOOK, Driver, HostEvent, Interrupt, resolve_inventory
+
+POLL_DELAY = 2  # seconds between progress polls on a host
+FACTS_FILE = "facts.txt"
+# The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
+_REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
+                      r"no such|unsupported", re.IGNORECASE)
+_OS_KEYS = ("/etc/os-release", "/etc/openwrt_release", "/etc/redhat-release", "/etc/motd", "uname -a",
+            "nvram os_version")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run", help="benchmark every host of an inventory (default: this machine)",
+        description="Detect each host, install OpenSSL where missing, run the openssl speed matrix, "
+                    "bring the logs back, store results/<run-id>/ and print the comparison table.")
+    add_common_options(p)
+    add_matrix_options(p)
+    p.add_argument("--results", default=str(store.DEFAULT_RESULTS), metavar="DIR",
+                   help="where runs are stored (default: results/)")
+    p.add_argument("--no-provision", action="store_true", help="never install anything; hosts without openssl fail")
+    p.add_argument("--upgrade-openssl", action="store_true",
+                   help="install/upgrade OpenSSL with the host's package manager even where it is present")
+    p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table",
+                   help="format of the table printed at the end")
+    p.set_defaults(func=run_command)
+
+
+def add_common_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-i", "--inventory", metavar="INVENTORY",
+                   help="Ansible inventory (YAML or INI file, or directory); default: this machine")
+    p.add_argument("--limit", metavar="PATTERN", help="Ansible host pattern: only these hosts")
+    p.add_argument("--forks", type=int, metavar="N", help="hosts worked on in parallel (Ansible forks)")
+    p.add_argument("--insecure-no-host-key-check", action="store_true",
+                   help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
+
+
+def add_matrix_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--algorithms", metavar="A,B", help=f"default: {','.join(matrix.DEFAULT_ALGORITHMS)}")
+    p.add_argument("--sizes", metavar="N,N", help="block sizes in bytes (default: all the host's OpenSSL has)")
+    p.add_argument("--threads", metavar="1,all", help="threads per cell: 1, all (logical CPUs) or N; default 1,all")
+    p.add_argument("--api", metavar="evp,legacy", help="EVP and/or legacy API (legacy only where it exists)")
+    p.add_argument("--seconds", type=int, metavar="N",
+                   help="seconds per size/operation (OpenSSL >= 1.1.1; default: openssl's 3 s, 10 s public-key)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N", help="run the whole matrix N times")
+
+
+def request_from_args(args: argparse.Namespace) -> MatrixRequest:
+    return matrix.parse_request(args.algorithms, args.sizes, args.threads, args.api, args.seconds, args.repeat)
+
+
+# --- per-host state ----------------------------------------------------------------------------
+
+@dataclass
+class HostState:
+    name: str
+    result: HostResult
+    sections: dict[str, str] = field(default_factory=dict)
+    openssl_path: str | None = None
+    package_managers: list[str] = field(default_factory=list)
+    logical_cpus: int | None = None
+    tmp_free_kb: int | None = None
+    provision: str | None = None  # package manager to install OpenSSL with
+    plan: HostPlan | None = None
+    finished: bool = False  # final status decided, run.json written
+    cells_done: set[str] = field(default_factory=set)
+
+
+def apply_facts(state: HostState, detect_stdout: str) -> None:
+    """Fill the host's facts from the detect task's output (text in, facts out; parsers do the reading)."""
+    sections = matrix.split_sections(detect_stdout)
+    state.sections = sections
+    files = {key: sections[key] for key in _OS_KEYS if key in sections}
+    state.result.os = detect_os(files)
+    state.result.cpu = parse_cpuinfo(sections.get("/proc/cpuinfo", ""))
+    state.openssl_path = (sections.get("openssl") or "").strip() or None
+    state.result.openssl = parse_openssl_build(sections.get("openssl version -a", "")) if state.openssl_path else \
+        state.result.openssl.__class__()
+    state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
+                              if line.strip()]
+    state.logical_cpus = matrix.first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
+    state.tmp_free_kb = matrix.first_int(sections.get("tmp free kb"))
+
+
+def provisioning_decision(state: HostState, *, no_provision: bool, upgrade: bool) -> str | None:
+    """The package manager to install OpenSSL with, None when nothing is needed; a failure reason is set
+    on the host when OpenSSL is missing and cannot be installed."""
+    if state.openssl_path and not upgrade:
+        return None
+    if no_provision:
+        if not state.openssl_path:
+            fail(state, HOST_FAILED, "openssl is not installed and --no-provision forbids installing it")
+        return None
+    manager = matrix.choose_package_manager(state.package_managers)
+    if manager is None and not state.openssl_path:
+        fail(state, HOST_FAILED, "openssl is not installed and the host has no package manager sslbench knows "
+                                 "(apk, opkg, /opt/bin/opkg, apt-get, dnf, yum, pacman); install openssl by hand")
+    return manager
+
+
+def fail(state: HostState, status: str, reason: str) -> None:
+    if state.result.status == HOST_OK:
+        state.result.status, state.result.reason = status, reason
+
+
+def cell_measurements(cell: Cell, text: str, openssl_version: str | None, rc: int | None = None) -> list[Measurement]:
+    """The records of one cell's log; a cell openssl refused becomes unsupported with openssl's words."""
+    parsed = parse_speed(text, threads=cell.threads, api=cell.api, algorithm=cell.algorithm)
+    found = []
+    for m in parsed.measurements:
+        if cell.sizes and m.block_size is not None and m.block_size not in cell.sizes:
+            continue  # `--sizes` without -bytes (1.0.x): keep only the sizes asked for
+        m.repeat = cell.repeat
+        m.openssl_version = m.openssl_version or openssl_version
+        found.append(m)
+    if found and not rc:
+        return found
+    refused = [line.strip() for line in text.splitlines() if _REFUSED.search(line)]
+    status = UNSUPPORTED if refused else ERROR
+    detail = "; ".join(refused[:2]) or _tail(text) or f"openssl exited with {rc}"
+    reason = f"openssl speed {' '.join(cell.args[1:])}: {detail}"
+    if found:  # partial table (e.g. killed mid-cell): keep what it measured, say it failed
+        for m in found:
+            m.reason = reason
+        return found
+    sizes = cell.sizes or (None,)
+    return [Measurement(algorithm=cell.algorithm, block_size=size, threads=cell.threads, api=cell.api,
+                        openssl_version=openssl_version, status=status, reason=reason, repeat=cell.repeat)
+            for size in sizes]
+
+
+def _tail(text: str, lines: int = 3) -> str:
+    kept = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("@@sslbench")]
+    return " | ".join(kept[-lines:])[:400]
+
+
+def split_logs(stdout: str) -> list[tuple[str, str]]:
+    """(cell id, log text) for every `@@sslbench-log ID` ... `@@sslbench-endlog ID` block a poll printed."""
+    logs = []
+    current: str | None = None
+    lines: list[str] = []
+    for line in stdout.replace("\r\n", "\n").split("\n"):
+        if line.startswith("@@sslbench-log "):
+            current, lines = line.split(" ", 1)[1].strip(), []
+        elif current is not None and line.strip() == f"@@sslbench-endlog {current}":
+            logs.append((current, "\n".join(lines).rstrip("\n") + "\n"))
+            current = None
+        elif current is not None:
+            lines.append(line)
+    return logs
+
+
+def progress_part(stdout: str) -> str:
+    """The progress file as a poll printed it (between `@@sslbench-progress` and the first log/state line)."""
+    text = stdout.replace("\r\n", "\n")
+    if "@@sslbench-progress" not in text:
+        return ""
+    body = text.split("@@sslbench-progress", 1)[1]
+    return re.split(r"^@@sslbench-(?:log|state) ", body, maxsplit=1, flags=re.MULTILINE)[0]
+
+
+def exit_codes(progress_text: str) -> dict[str, int]:
+    codes = {}
+    for line in progress_text.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0] == "done":
+            codes[parts[3]] = int(parts[4]) if parts[4].lstrip("-").isdigit() else 1
+    return codes
+
+
+def failure_reason(event: HostEvent) -> str:
+    """One line for the report: which step, and what the host said (last lines: opkg's errors are at the end)."""
+    said = _tail(event.stdout, 4)
+    what = event.message if event.message and event.message != "non-zero return code" else ""
+    parts = [p for p in (what, said) if p]
+    if event.rc not in (None, 0):
+        parts.append(f"exit code {event.rc}")
+    return f"{event.task}: {' | '.join(parts) or 'failed'}"
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+class Collector:
+    """Turns host events into facts, progress, stored logs and measurements."""
+
+    def __init__(self, run: Run, run_dir: Path, view: ProgressView) -> None:
+        self.run = run
+        self.run_dir = run_dir
+        self.view = view
+        self.hosts: dict[str, HostState] = {}
+        self.exit_codes: dict[str, dict[str, int]] = {}
+
+    def host(self, name: str) -> HostState:
+        if name not in self.hosts:
+            state = HostState(name=name, result=HostResult(host=name))
+            self.hosts[name] = state
+            self.run.hosts.append(state.result)
+        return self.hosts[name]
+
+    def on_event(self, event: HostEvent) -> None:
+        state = self.host(event.host)
+        progress = self.view.host(event.host)
+        changed = False
+        if event.kind == "start":
+            if event.task.startswith("Install"):
+                progress.phase, changed = "provision", True
+            elif progress.phase == "waiting":
+                progress.phase, changed = "detect", True
+        if event.kind == "unreachable":
+            fail(state, HOST_UNREACHABLE, f"{event.task}: {event.message or 'unreachable'}")
+            progress.phase, progress.message, changed = "unreachable", event.message[:80], True
+        elif event.kind == "failed" and not event.ignored:
+            fail(state, HOST_FAILED, failure_reason(event))
+            progress.phase, progress.message, changed = "failed", state.result.reason[:80], True
+        if "@@sslbench:" in event.stdout and event.kind == "ok":
+            apply_facts(state, event.stdout)
+            self._save_facts(state, event.stdout)
+        if "@@sslbench-progress" in event.stdout:
+            text = progress_part(event.stdout)
+            self.exit_codes.setdefault(event.host, {}).update(exit_codes(text))
+            if progress.phase in ("waiting", "detect", "provision"):
+                progress.phase = "bench"
+            changed = progress.update(text) or changed
+            for cell_id, log in split_logs(event.stdout):
+                self.add_log(state, cell_id, log)
+        if event.kind == "ok" and "@@sslbench-host-done" in str(event.message):
+            self.finish(state)
+            progress.phase, changed = "done", True
+        if changed or (self.view.live and event.kind == "retry"):
+            self.view.refresh(event.host)
+
+    def add_log(self, state: HostState, cell_id: str, text: str) -> None:
+        if state.plan is None or cell_id in state.cells_done:
+            return
+        cell = next((c for c in state.plan.cells if c.id == cell_id), None)
+        if cell is None or not matrix.SAFE_TOKEN.match(cell_id):
+            return  # only files the plan named: a host cannot choose our file names
+        path = store.host_dir(self.run_dir, state.name) / f"{cell_id}.log"
+        path.write_text(text, encoding="utf-8")
+        state.result.logs.append(str(path.relative_to(self.run_dir)))
+        rc = self.exit_codes.get(state.name, {}).get(cell_id)
+        state.result.measurements.extend(cell_measurements(cell, text, state.result.openssl.version, rc))
+        state.cells_done.add(cell_id)
+
+    def _save_facts(self, state: HostState, stdout: str) -> None:
+        path = store.host_dir(self.run_dir, state.name) / FACTS_FILE
+        path.write_text(stdout, encoding="utf-8")
+        rel = str(path.relative_to(self.run_dir))
+        if rel not in state.result.logs:
+            state.result.logs.append(rel)
+
+    def finish(self, state: HostState, reason_if_unfinished: str | None = None) -> None:
+        """Decide the host's final status and write run.json."""
+        if state.finished:
+            return
+        if state.plan is not None:
+            missing = [c for c in state.plan.cells if c.id not in state.cells_done]
+            if missing and state.result.status == HOST_OK:
+                fail(state, HOST_FAILED, reason_if_unfinished or
+                     f"{len(missing)} of {len(state.plan.cells)} cells did not finish")
+            if missing:
+                state.result.flags.append("incomplete")
+        state.finished = True
+        self.save()
+
+    def save(self) -> None:
+        store.save_run(self.run_dir, self.run)
+
+
+def plan_for(state: HostState, request: MatrixRequest) -> HostPlan:
+    plan = matrix.plan_host(state.name, request, openssl_version=state.result.openssl.version or
+                            state.result.openssl.version_line, logical_cpus=state.logical_cpus)
+    state.plan = plan
+    state.result.measurements.extend(plan.unsupported)
+    return plan
+
+
+def bench_vars(run_id: str, plans: dict[str, tuple[HostState, HostPlan]]) -> dict:
+    host_plans = {}
+    for name, (state, plan) in plans.items():
+        # Poll for the planned time plus a generous margin (slow boards overrun -seconds: key setup, forks).
+        retries = int(math.ceil((plan.eta_seconds * 1.5 + 120 + 5 * len(plan.cells)) / POLL_DELAY))
+        host_plans[name] = {"openssl": state.openssl_path, "cells": matrix.cells_text(plan.cells),
+                            "retries": retries, "delay": POLL_DELAY}
+    return {"sslbench_run_id": run_id, "sslbench_plan": host_plans}
+
+
+def detect_and_plan(driver: Driver, collector: Collector, request: MatrixRequest, *, no_provision: bool,
+                    upgrade: bool, dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
+    """Detect every host, install OpenSSL where needed (unless dry_run), and plan each usable host."""
+    status = driver.play(tags="detect", on_event=collector.on_event)
+    if not collector.hosts and status != "successful":
+        said = _tail(driver.last_stdout, 4) or status
+        raise UserError(f"Ansible failed before reaching any host: {said}")
+    if not collector.hosts:
+        raise UserError(f"no hosts matched in {driver.inventory}" +
+                        (f" with --limit {driver.limit}" if driver.limit else "") +
+                        "; check the inventory and the host pattern")
+    installs = {}
+    for name, state in collector.hosts.items():
+        if state.result.status != HOST_OK:
+            continue
+        manager = provisioning_decision(state, no_provision=no_provision, upgrade=upgrade)
+        state.provision = manager
+        if manager:
+            installs[name] = manager
+    if installs and not dry_run:
+        driver.play(tags="provision", extravars={"sslbench_provision": installs}, on_event=collector.on_event)
+        for name in installs:
+            state = collector.hosts[name]
+            if state.result.status == HOST_OK and not state.openssl_path:
+                fail(state, HOST_FAILED, f"installing openssl with {installs[name]} reported success, "
+                                         "but no openssl binary was found afterwards")
+    plans = {}
+    for name, state in collector.hosts.items():
+        if state.result.status != HOST_OK or (not state.openssl_path and not dry_run):
+            continue
+        plans[name] = (state, plan_for(state, request))
+    return plans
+
+
+def run_command(args: argparse.Namespace) -> int:
+    request = request_from_args(args)
+    inventory = resolve_inventory(args.inventory)
+    if args.insecure_no_host_key_check:
+        print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
+              "network path can impersonate your hosts", file=sys.stderr)
+    run_dir = store.new_run_dir(args.results)
+    run = Run(run_id=run_dir.name, created=store.utc_now(), command=["sslbench", *sys.argv[1:]],
+              matrix=request.to_dict())
+    store.save_run(run_dir, run)
+    with Interrupt() as interrupt, ProgressView() as view, \
+            Driver(run_dir, inventory, limit=args.limit, forks=args.forks,
+                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt) as driver:
+        collector = Collector(run, run_dir, view)
+        plans = {}
+        if not interrupt.requested:
+            plans = detect_and_plan(driver, collector, request, no_provision=args.no_provision,
+                                    upgrade=args.upgrade_openssl)
+        run.matrix["hosts"] = {name: {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
+                                      "eta_seconds": plan.eta_seconds, "notes": plan.notes}
+                               for name, (_, plan) in plans.items()}
+        collector.save()
+        for name, (state, plan) in plans.items():
+            progress = view.host(name)
+            progress.planned = {c.id: c.seconds for c in plan.cells}
+            progress.total = len(plan.cells)
+        if plans and not interrupt.requested:
+            status = driver.play(tags="bench", extravars=bench_vars(run.run_id, plans), on_event=collector.on_event)
+            if status == "canceled" or interrupt.requested:
+                driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run.run_id},
+                            on_event=collector.on_event, cancellable=False)
+        unfinished = "interrupted (Ctrl-C)" if interrupt.requested else None
+        for state in collector.hosts.values():
+            collector.finish(state, unfinished)
+        collector.save()
+    print(render_run(run, args.format))
+    print_host_summary(run, run_dir)
+    if interrupt.requested:
+        return 130
+    return 0 if all(h.status == HOST_OK for h in run.hosts) else 1
+
+
+def render_run(run: Run, fmt: str) -> str:
+    from orchestrator.commands.report import render_runs
+
+    return render_runs([run], fmt)
+
+
+def print_host_summary(run: Run, run_dir: Path) -> None:
+    for host in run.hosts:
+        ok = sum(1 for m in host.measurements if m.status == OK)
+        unsupported = sum(1 for m in host.measurements if m.status == UNSUPPORTED)
+        line = f"{host.host}: {host.status}, {ok} figures"
+        if unsupported:
+            line += f", {unsupported} unsupported"
+        if host.reason:
+            line += f" ({host.reason})"
+        print(line, file=sys.stderr)
+    print(f"results: {run_dir}", file=sys.stderr)

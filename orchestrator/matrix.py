@@ -1,0 +1,356 @@
+"""What each host's OpenSSL can run, and the list of `openssl speed` cells it will run.
+
+Pure: version strings and user choices in, plain data out.  The cells become a text file
+(`id<TAB>args` per line) that playbooks/files/sslbench-run.sh runs one by one; a cell the host's
+OpenSSL cannot run is not sent at all but recorded as an "unsupported" Measurement with the reason.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from orchestrator.errors import UserError
+from orchestrator.model import UNSUPPORTED, Measurement
+
+DEFAULT_ALGORITHMS = (
+    "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "sha256", "sha512",
+    "rsa2048", "ecdsap256", "ed25519",
+)
+DEFAULT_THREADS = ("1", "all")
+DEFAULT_APIS = ("evp", "legacy")
+APIS = ("evp", "legacy")
+
+SIZES_OLD = (16, 64, 256, 1024, 8192)  # up to 1.0.2, and LibreSSL
+SIZES_NEW = (16, 64, 256, 1024, 8192, 16384)  # from 1.1.0
+FIXED_SECONDS = 3  # speed.c SECONDS: symmetric cells where -seconds does not exist
+FIXED_PUBKEY_SECONDS = 10  # speed.c RSA_SECONDS / ECDSA_SECONDS ...: per public-key operation
+
+# Every token of an `openssl speed` command line: no shell metacharacters can get through.
+SAFE_TOKEN = re.compile(r"^-?[A-Za-z0-9][A-Za-z0-9._-]*$")
+SAFE_ALGORITHM = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """How `openssl speed` knows one algorithm."""
+
+    name: str
+    kind: str  # "cipher", "digest" or "pubkey"
+    legacy: bool = False  # has a non-EVP name (`openssl speed aes-128-cbc`) besides `-evp aes-128-cbc`
+    since: tuple[int, ...] = (0, 9, 8)  # first OpenSSL that has it in speed
+    libressl: bool = True  # LibreSSL's speed has it
+
+
+KNOWN = {
+    a.name: a
+    for a in (
+        Algorithm("aes-128-cbc", "cipher", legacy=True),
+        Algorithm("aes-256-cbc", "cipher", legacy=True),
+        Algorithm("aes-128-gcm", "cipher", since=(1, 0, 1)),
+        Algorithm("aes-256-gcm", "cipher", since=(1, 0, 1)),
+        Algorithm("chacha20-poly1305", "cipher", since=(1, 1, 0), libressl=False),
+        Algorithm("sha1", "digest", legacy=True),
+        Algorithm("sha256", "digest", legacy=True),
+        Algorithm("sha512", "digest", legacy=True),
+        Algorithm("md5", "digest", legacy=True),
+        Algorithm("rsa2048", "pubkey"),
+        Algorithm("rsa4096", "pubkey"),
+        Algorithm("ecdsap256", "pubkey", since=(1, 0, 0)),
+        Algorithm("ecdhp256", "pubkey", since=(1, 0, 0)),
+        Algorithm("ed25519", "pubkey", since=(1, 1, 1), libressl=False),
+    )
+}
+_PUBKEY_NAME = re.compile(r"^(rsa|dsa|ecdsa|ecdh|ed|x)\d")
+
+
+def algorithm_info(name: str) -> Algorithm:
+    """Known algorithms as tabled; others are tried through EVP and judged by the host's answer."""
+    if name in KNOWN:
+        return KNOWN[name]
+    return Algorithm(name, "pubkey" if _PUBKEY_NAME.match(name) else "cipher")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What one OpenSSL build's `openssl speed` accepts."""
+
+    label: str  # "OpenSSL 1.0.2", "LibreSSL 3.8.2", "unknown"
+    version: tuple[int, ...] | None
+    libressl: bool = False
+    sizes: tuple[int, ...] = SIZES_NEW
+    has_seconds: bool = True  # -seconds N (1.1.1+)
+    has_bytes: bool = True  # -bytes N (1.1.1+)
+    rsa_operations: int = 2  # sign, verify; 3.2+ adds encrypt, decrypt
+
+    def supports(self, algo: Algorithm) -> str | None:
+        """None when the algorithm can run, else the reason it cannot."""
+        if self.libressl and not algo.libressl:
+            return f"{self.label} speed has no {algo.name}"
+        if not self.libressl and self.version is not None and self.version < algo.since:
+            since = ".".join(str(p) for p in algo.since)
+            return f"{self.label} speed has no {algo.name} (added in OpenSSL {since})"
+        return None
+
+
+_VERSION = re.compile(r"(LibreSSL\s+)?(\d+)\.(\d+)\.(\d+)")
+
+
+def capabilities(version: str | None) -> Capabilities:
+    """Capabilities from a version as `openssl version` prints it ("OpenSSL 1.0.2u  20 Dec 2019", "3.0.19", "LibreSSL 3.8.2").
+
+    An unknown version gets the modern set: a cell that then fails on the host is recorded with the host's error.
+    """
+    match = _VERSION.search(version or "")
+    if not match:
+        return Capabilities(label="unknown OpenSSL", version=None)
+    numbers = tuple(int(g) for g in match.group(2, 3, 4))
+    if match.group(1) or "libressl" in (version or "").lower():
+        # LibreSSL forked 1.0.1: five sizes, fixed 3 s, no -seconds/-bytes.
+        return Capabilities(label=f"LibreSSL {'.'.join(map(str, numbers))}", version=numbers, libressl=True,
+                            sizes=SIZES_OLD, has_seconds=False, has_bytes=False)
+    label = f"OpenSSL {'.'.join(map(str, numbers))}"
+    if numbers < (1, 1, 0):
+        return Capabilities(label=label, version=numbers, sizes=SIZES_OLD, has_seconds=False, has_bytes=False)
+    if numbers < (1, 1, 1):
+        return Capabilities(label=label, version=numbers, has_seconds=False, has_bytes=False)
+    return Capabilities(label=label, version=numbers, rsa_operations=4 if numbers >= (3, 2, 0) else 2)
+
+
+@dataclass
+class MatrixRequest:
+    """What the user asked for (command-line options), before any host is known."""
+
+    algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
+    sizes: tuple[int, ...] | None = None  # None: every size the host's OpenSSL has
+    threads: tuple[str, ...] = DEFAULT_THREADS  # "1", "all" or a number
+    apis: tuple[str, ...] = DEFAULT_APIS
+    seconds: int | None = None  # None: openssl's own defaults
+    repeat: int = 1
+
+    def to_dict(self) -> dict:
+        return {
+            "algorithms": list(self.algorithms), "sizes": list(self.sizes) if self.sizes else None,
+            "threads": list(self.threads), "apis": list(self.apis), "seconds": self.seconds, "repeat": self.repeat,
+        }
+
+
+def parse_request(algorithms: str | None = None, sizes: str | None = None, threads: str | None = None,
+                  apis: str | None = None, seconds: int | None = None, repeat: int = 1) -> MatrixRequest:
+    """Check the command-line values; every problem is a UserError that says what is allowed."""
+    req = MatrixRequest(seconds=seconds, repeat=repeat)
+    if algorithms:
+        names = tuple(_split(algorithms.lower()))
+        bad = [n for n in names if not SAFE_ALGORITHM.match(n)]
+        if bad:
+            raise UserError(f"bad algorithm name(s) {', '.join(map(repr, bad))}: use names like aes-128-gcm,sha256")
+        req.algorithms = names
+    if sizes:
+        try:
+            values = tuple(int(s) for s in _split(sizes))
+        except ValueError:
+            raise UserError(f"--sizes takes block sizes in bytes, e.g. 16,1024,16384 (got {sizes!r})") from None
+        if any(v <= 0 or v > 1 << 24 for v in values):
+            raise UserError("--sizes values must be between 1 and 16777216 bytes")
+        req.sizes = values
+    if threads:
+        values = tuple(_split(threads.lower()))
+        if any(v != "all" and not (v.isdigit() and int(v) > 0) for v in values):
+            raise UserError(f"--threads takes 1, all or a number of threads, comma-separated (got {threads!r})")
+        req.threads = values
+    if apis:
+        values = tuple(_split(apis.lower()))
+        if any(v not in APIS for v in values):
+            raise UserError(f"--api takes evp and/or legacy (got {apis!r})")
+        req.apis = values
+    if seconds is not None and not 1 <= seconds <= 3600:
+        raise UserError("--seconds must be between 1 and 3600")
+    if not 1 <= repeat <= 100:
+        raise UserError("--repeat must be between 1 and 100")
+    return req
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@dataclass
+class Cell:
+    """One `openssl speed` invocation on one host."""
+
+    id: str  # also the log file name: <id>.log
+    algorithm: str
+    kind: str
+    api: str | None  # "evp", "legacy", None for public-key cells
+    threads: int
+    sizes: tuple[int, ...]  # the block sizes this cell measures (empty for public-key cells)
+    args: list[str]  # after `openssl`: ["speed", "-mr", ...]; options before algorithm names
+    seconds: float  # planned benchmark time (the ETA)
+    repeat: int = 0
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "algorithm": self.algorithm, "api": self.api, "threads": self.threads,
+                "sizes": list(self.sizes), "args": list(self.args), "seconds": self.seconds, "repeat": self.repeat}
+
+
+@dataclass
+class HostPlan:
+    host: str
+    capabilities: Capabilities
+    cells: list[Cell] = field(default_factory=list)
+    unsupported: list[Measurement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def eta_seconds(self) -> float:
+        return sum(c.seconds for c in self.cells)
+
+
+def resolve_threads(spec: Iterable[str], logical_cpus: int | None) -> list[int]:
+    """"1,all" on a 4-CPU host -> [1, 4]; duplicates dropped (all == 1 on a single-core box)."""
+    out: list[int] = []
+    for item in spec:
+        n = (logical_cpus or 1) if item == "all" else int(item)
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
+              logical_cpus: int | None) -> HostPlan:
+    """The cells one host runs, and the cells it cannot run with the reason."""
+    caps = capabilities(openssl_version)
+    plan = HostPlan(host=host, capabilities=caps)
+    threads = resolve_threads(request.threads, logical_cpus)
+    seconds = request.seconds if caps.has_seconds else None
+    if request.seconds and not caps.has_seconds:
+        plan.notes.append(f"{caps.label} has no -seconds: symmetric cells run its fixed {FIXED_SECONDS} s per size, "
+                          f"public-key cells {FIXED_PUBKEY_SECONDS} s per operation")
+    sym_seconds = seconds or FIXED_SECONDS
+    pk_seconds = seconds or FIXED_PUBKEY_SECONDS
+    timing = ["-seconds", str(seconds)] if seconds else []
+
+    # Which block sizes, and how: `-bytes N` cells, or the default table filtered afterwards.
+    if request.sizes is None:
+        size_runs: list[tuple[list[str], tuple[int, ...]]] = [([], caps.sizes)]
+        missing: list[int] = []
+    elif caps.has_bytes:
+        size_runs = [(["-bytes", str(s)], (s,)) for s in request.sizes]
+        missing = []
+    else:
+        kept = tuple(s for s in request.sizes if s in caps.sizes)
+        size_runs = [([], kept)] if kept else []
+        missing = [s for s in request.sizes if s not in caps.sizes]
+
+    for rep in range(request.repeat):
+        for algo_name in request.algorithms:
+            algo = algorithm_info(algo_name)
+            for n in threads:
+                multi = ["-multi", str(n)] if n > 1 else []
+                if algo.kind == "pubkey":
+                    reason = caps.supports(algo)
+                    if reason:
+                        if rep == 0:
+                            plan.unsupported.append(_unsupported(algo.name, None, n, None, reason, caps))
+                        continue
+                    ops = caps.rsa_operations if algo.name.startswith("rsa") else 2
+                    plan.cells.append(_cell(plan, algo, None, n, (), ["-mr", *timing, *multi, algo.name],
+                                            ops * pk_seconds, rep))
+                    continue
+                for api in request.apis:
+                    if api == "legacy" and not algo.legacy:
+                        continue  # EVP-only algorithm (gcm, chacha20-poly1305): nothing to compare
+                    reason = caps.supports(algo)
+                    if reason is None and api == "evp" and caps.version is not None and caps.version < (0, 9, 8):
+                        reason = f"{caps.label} speed has no -evp"
+                    if reason:
+                        if rep == 0:
+                            for size in request.sizes or caps.sizes:
+                                plan.unsupported.append(_unsupported(algo.name, api, n, size, reason, caps))
+                        continue
+                    if rep == 0:
+                        for size in missing:
+                            plan.unsupported.append(_unsupported(
+                                algo.name, api, n, size,
+                                f"{caps.label} has no -bytes; its fixed sizes are {','.join(map(str, caps.sizes))}",
+                                caps))
+                    name_args = ["-evp", algo.name] if api == "evp" else [algo.name]
+                    for size_args, sizes in size_runs:
+                        plan.cells.append(_cell(plan, algo, api, n, sizes,
+                                                ["-mr", *timing, *multi, *size_args, *name_args],
+                                                len(sizes) * sym_seconds, rep))
+    return plan
+
+
+def _cell(plan: HostPlan, algo: Algorithm, api: str | None, threads: int, sizes: tuple[int, ...],
+          options: list[str], seconds: float, rep: int) -> Cell:
+    parts = [f"{len(plan.cells) + 1:03d}", api or "pk", algo.name, f"t{threads}"]
+    if len(sizes) == 1 and "-bytes" in options:
+        parts.append(f"b{sizes[0]}")
+    parts.append(f"r{rep}")
+    args = ["speed", *options]
+    bad = [a for a in args if not SAFE_TOKEN.match(a)]
+    if bad:  # parse_request already refuses such names; this guards every other caller
+        raise UserError(f"refusing unsafe openssl argument(s): {bad!r}")
+    return Cell(id="-".join(parts), algorithm=algo.name, kind=algo.kind, api=api, threads=threads,
+                sizes=sizes, args=args, seconds=float(seconds), repeat=rep)
+
+
+def _unsupported(algorithm: str, api: str | None, threads: int, size: int | None, reason: str,
+                 caps: Capabilities) -> Measurement:
+    return Measurement(algorithm=algorithm, block_size=size, threads=threads, api=api,
+                       openssl_version=None if caps.version is None else caps.label.split(" ", 1)[1],
+                       status=UNSUPPORTED, reason=reason)
+
+
+def cells_text(cells: Iterable[Cell]) -> str:
+    """The file the on-host script reads: `id<TAB>arg arg ...` per line."""
+    return "".join(f"{c.id}\t{' '.join(c.args)}\n" for c in cells)
+
+
+def format_eta(seconds: float) -> str:
+    seconds = int(math.ceil(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{sec:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+# --- what the detect play printed --------------------------------------------------------------
+
+SECTION_MARK = "@@sslbench:"
+PACKAGE_MANAGERS = ("apk", "opkg", "/opt/bin/opkg", "apt-get", "dnf", "yum", "pacman")
+
+
+def split_sections(text: str) -> dict[str, str]:
+    """The detect task prints `@@sslbench:<name>` before each file or command output; keys are the names."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line.startswith(SECTION_MARK):
+            current = sections.setdefault(line[len(SECTION_MARK):].strip(), [])
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines).strip("\n") + ("\n" if any(lines) else "") for name, lines in sections.items()}
+
+
+def first_int(text: str | None) -> int | None:
+    match = re.search(r"\d+", text or "")
+    return int(match.group()) if match else None
+
+
+def choose_package_manager(found: Iterable[str]) -> str | None:
+    """The first of the package managers the host has, in our preference order (apk before opkg: OpenWrt 25)."""
+    have = set(found)
+    for manager in PACKAGE_MANAGERS:
+        if manager in have:
+            return manager
+    return None
+
+
+PACKAGE_FOR = {"apk": "openssl-util", "opkg": "openssl-util", "/opt/bin/opkg": "openssl-util",
+               "apt-get": "openssl", "dnf": "openssl", "yum": "openssl", "pacman": "openssl"}

@@ -1,0 +1,198 @@
+"""The ansible-runner driver: the only module that imports ansible_runner.
+
+One private data dir per run (fresh, removed at the end, env files suppressed: ansible-runner would
+otherwise store extravars/passwords there and reuse stale ones), host key checking forced on unless
+the user asked otherwise, the user's inventory passed as is.  Every event goes to a callback as a
+small `HostEvent`; nothing here parses benchmark output.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import ansible_runner
+
+from orchestrator.errors import UserError
+
+PLAYBOOK_DIR = Path(__file__).resolve().parent.parent / "playbooks"
+MAIN_PLAYBOOK = "sslbench.yml"
+CLEANUP_PLAYBOOK = "cleanup.yml"
+STDOUT_FILE = "ansible-stdout.txt"
+
+# Runner events we turn into HostEvents; everything else is still accepted (never rejected: a
+# rejected event vanishes from ansible-runner's stats) but ignored.
+_KINDS = {
+    "runner_on_ok": "ok",
+    "runner_item_on_ok": "ok",
+    "runner_retry": "retry",
+    "runner_on_failed": "failed",
+    "runner_item_on_failed": "failed",
+    "runner_on_unreachable": "unreachable",
+    "runner_on_skipped": "skipped",
+    "runner_on_start": "start",
+}
+
+
+@dataclass
+class HostEvent:
+    """What one Ansible event says about one host."""
+
+    kind: str  # "start", "ok", "retry", "failed", "unreachable", "skipped"
+    host: str
+    task: str
+    stdout: str = ""
+    message: str = ""  # Ansible's msg (unreachable / failed), or stderr
+    ignored: bool = False  # a failure the play ignores (ignore_errors)
+    rc: int | None = None
+
+
+def host_event(event: dict[str, Any]) -> HostEvent | None:
+    """A runner event as a HostEvent, or None when it is about no host (playbook start, stats...)."""
+    kind = _KINDS.get(event.get("event", ""))
+    data = event.get("event_data") or {}
+    host = data.get("host") or data.get("remote_addr")
+    if kind is None or not host:
+        return None
+    res = data.get("res") or {}
+    stdout = res.get("stdout") or ""
+    message = res.get("msg") or ""
+    if kind == "failed" and not message:
+        message = res.get("stderr") or ""
+    if not isinstance(message, str):
+        message = json.dumps(message)
+    return HostEvent(kind=kind, host=str(host), task=str(data.get("task") or ""),
+                     stdout=stdout.replace("\r\n", "\n") if isinstance(stdout, str) else "",
+                     message=message.strip(), ignored=bool(data.get("ignore_errors")), rc=res.get("rc"))
+
+
+def default_inventory() -> Path:
+    return Path(__file__).resolve().parent.parent / "inventory" / "localhost.yml"
+
+
+def resolve_inventory(path: str | None) -> Path:
+    inventory = Path(path) if path else default_inventory()
+    if not inventory.exists():
+        raise UserError(f"inventory {inventory} does not exist; pass an Ansible inventory file or directory with -i")
+    return inventory.resolve()
+
+
+class Interrupt:
+    """Ctrl-C turns into a flag that ansible-runner's cancel callback reads (so the playbook stops cleanly
+    and the cleanup playbook can still run), instead of a KeyboardInterrupt in the middle of an event."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> Interrupt:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:  # a second Ctrl-C: the user really wants out now
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nsslbench: stopping the benchmark on every host (Ctrl-C again to abort at once) ...", file=sys.stderr)
+
+
+class Driver:
+    """Runs the playbook phases of one run against one inventory."""
+
+    def __init__(self, run_dir: Path, inventory: Path, *, limit: str | None = None, forks: int | None = None,
+                 insecure_no_host_key_check: bool = False, interrupt: Interrupt | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.inventory = inventory
+        self.limit = limit
+        self.forks = forks
+        self.insecure = insecure_no_host_key_check
+        self.interrupt = interrupt
+        self.private_dir = Path(tempfile.mkdtemp(prefix="sslbench-runner-"))
+        self._calls = 0
+        self.last_stdout = ""
+
+    def close(self) -> None:
+        shutil.rmtree(self.private_dir, ignore_errors=True)
+
+    def __enter__(self) -> Driver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def envvars(self) -> dict[str, str]:
+        return {
+            # ansible-runner sets this to False unless it is set: keep SSH honest.
+            "ANSIBLE_HOST_KEY_CHECKING": "False" if self.insecure else "True",
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_NOCOLOR": "True",
+            "ANSIBLE_DEPRECATION_WARNINGS": "False",
+            # raw output from a pty can carry odd bytes; never let a decode error kill the callback.
+            "ANSIBLE_STDOUT_CALLBACK": "default",
+            # ansible-playbook lives next to this Python (the venv), which need not be on PATH.
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]),
+        }
+
+    def play(self, *, tags: str | None = None, extravars: dict[str, Any] | None = None,
+             on_event: Callable[[HostEvent], None] | None = None, playbook: str = MAIN_PLAYBOOK,
+             cancellable: bool = True) -> str:
+        """Run one playbook phase; returns ansible-runner's status ("successful", "failed", "canceled", ...)."""
+        self._calls += 1
+        cmdline = None
+        if extravars:
+            # Extra vars in a private file (0600), not on the command line where `ps` shows them.
+            vars_file = self.private_dir / f"vars-{self._calls}.json"
+            fd = os.open(vars_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(extravars, handle)
+            cmdline = "-e " + shlex.quote("@" + str(vars_file))
+
+        def handle(event: dict[str, Any]) -> bool:
+            if on_event is not None:
+                parsed = host_event(event)
+                if parsed is not None:
+                    on_event(parsed)
+            return True  # keep every event: rejected ones vanish from the runner's stats
+
+        def cancel() -> bool:
+            return bool(cancellable and self.interrupt and self.interrupt.requested)
+
+        result = ansible_runner.run(
+            private_data_dir=str(self.private_dir),
+            project_dir=str(PLAYBOOK_DIR),
+            playbook=str(PLAYBOOK_DIR / playbook),
+            inventory=str(self.inventory),
+            limit=self.limit,
+            forks=self.forks,
+            tags=tags,
+            cmdline=cmdline,
+            envvars=self.envvars(),
+            suppress_env_files=True,
+            quiet=True,
+            event_handler=handle,
+            cancel_callback=cancel,
+            ident=f"{self._calls:02d}-{(tags or playbook).replace(',', '-')}",
+            settings={"pexpect_timeout": 1, "suppress_ansible_output": True},
+        )
+        self.last_stdout = self._save_stdout(result)
+        return str(result.status)
+
+    def _save_stdout(self, result: Any) -> str:
+        try:
+            with result.stdout as handle:
+                text = handle.read()
+        except Exception:  # no stdout artifact (ansible-playbook never started): nothing to keep
+            return ""
+        with open(self.run_dir / STDOUT_FILE, "a", encoding="utf-8") as out:
+            out.write(text)
+        return text

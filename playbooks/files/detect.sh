@@ -1,0 +1,51 @@
+# sslbench detect: print the files and command outputs the controller parses, each after a
+# `@@sslbench:<name>` marker line. POSIX sh for BusyBox ash; every probe is optional.
+show_file() {
+    if [ -r "$1" ]; then
+        echo "@@sslbench:$1"
+        cat "$1" 2>/dev/null
+    fi
+}
+show_file /etc/os-release
+show_file /etc/openwrt_release
+show_file /etc/redhat-release
+show_file /etc/motd
+echo "@@sslbench:uname -a"
+uname -a 2>/dev/null
+echo "@@sslbench:/proc/cpuinfo"
+cat /proc/cpuinfo 2>/dev/null
+echo "@@sslbench:nproc"
+if command -v nproc >/dev/null 2>&1; then
+    nproc 2>/dev/null
+else
+    grep -c '^processor' /proc/cpuinfo 2>/dev/null
+fi
+if command -v nvram >/dev/null 2>&1; then
+    echo "@@sslbench:nvram os_version"
+    nvram get os_version 2>/dev/null
+fi
+echo "@@sslbench:openssl"
+ssl=$(command -v openssl 2>/dev/null)
+if [ -z "$ssl" ]; then
+    for candidate in /usr/bin/openssl /usr/sbin/openssl /opt/bin/openssl /usr/local/bin/openssl; do
+        if [ -x "$candidate" ]; then
+            ssl=$candidate
+            break
+        fi
+    done
+fi
+echo "$ssl"
+if [ -n "$ssl" ]; then
+    echo "@@sslbench:openssl version -a"
+    "$ssl" version -a 2>&1
+fi
+echo "@@sslbench:package managers"
+for pm in apk opkg apt-get dnf yum pacman; do
+    if command -v "$pm" >/dev/null 2>&1; then
+        echo "$pm"
+    fi
+done
+[ -x /opt/bin/opkg ] && echo /opt/bin/opkg
+echo "@@sslbench:tmp free kb"
+df -k /tmp 2>/dev/null | tail -n 1 | awk '{print $4}'
+echo "@@sslbench:end"
