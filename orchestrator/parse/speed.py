@@ -28,7 +28,8 @@ SIZES_1_1 = (16, 64, 256, 1024, 8192, 16384)
 
 # One number as `openssl speed` prints it (also inf/nan when the measured time was 0).
 _NUM = r"(?:-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|-?nan)"
-_VALUE_TOKEN = re.compile(r"-?(?:\d+\.\d+|\d+|inf|nan)k?", re.IGNORECASE)
+_VALUE_TOKEN = re.compile(r"-?(?:\d+\.\d+|inf|nan)k?", re.IGNORECASE)
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()/._,+-]{0,39}")
 
 # Where a line must have started when newlines were lost (a web page copy).
 _ANCHORS = re.compile(
@@ -86,6 +87,12 @@ _AMBIGUOUS = {"md2", "md4", "md5", "mdc2", "sha1", "sha224", "sha256", "sha384",
               "ripemd160", "whirlpool", "rc4", "sm3", "sha3-256", "sha3-512", "blake2b512", "blake2s256"}
 # Built-in tests of 1.x that never go through EVP.
 _LEGACY_ONLY = {"ghash", "rand", "hmac(md5)"}
+# Every built-in (non `-evp`) throughput test of 1.x and 3.x, canonical: any other name came from `-evp`.
+_BUILTIN = _AMBIGUOUS | _LEGACY_ONLY | {
+    "des-cbc", "des-ede3", "idea-cbc", "seed-cbc", "rc2-cbc", "rc5-32/12-cbc", "bf-cbc", "cast-cbc",
+    "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "aes-128-ige", "aes-192-ige", "aes-256-ige",
+    "camellia-128-cbc", "camellia-192-cbc", "camellia-256-cbc", "evp",
+}
 
 
 @dataclass
@@ -141,9 +148,10 @@ def parse_speed(text: str, *, threads: int | None = None, api: str | None = None
       hmac(md5)) are "legacy";
     - the command line in the log decides the rest: the `-evp` name is "evp", names given
       without `-evp` are "legacy";
-    - otherwise the version decides: in 3.x a lower-case cipher row is the built-in (non `-evp`)
-      test, "legacy" (3.x runs it through EVP internally, but it is the test `openssl speed
-      aes-128-cbc` selects); in 1.x a dashed cipher name only comes from `-evp`, so "evp";
+    - a name no built-in test has (`aes-128-gcm`, `chacha20-poly1305`) can only come from `-evp`;
+    - otherwise the version decides: in 3.x a lower-case built-in name (`aes-128-cbc`) is the
+      built-in (non `-evp`) test, "legacy" (3.x runs it through EVP internally, but it is the
+      test `openssl speed aes-128-cbc` selects); in 1.x a dashed name only comes from `-evp`;
     - digests (`sha256`, `md5` …) print the same label with and without `-evp`: None.
     Public-key records get the `api` argument or None.
 
@@ -304,7 +312,7 @@ def _read_rows(line: str, state: _State) -> bool:
 
 
 def _add_row(label: str, values: list[str], state: _State) -> bool:
-    if ":" in label or not any(c.isalpha() for c in label) or len(label) > 40:
+    if not _LABEL.fullmatch(label) or not any(c.isalpha() for c in label):
         return False
     sizes = state.sizes
     if sizes is None:
@@ -738,7 +746,11 @@ def _api_for(label: str, algorithm: str, version: tuple | None, hints: dict) -> 
             return "evp"
         if algorithm in hints.get("algorithms", ()):
             return "legacy"
-    if version is None or algorithm in _AMBIGUOUS:
+    if algorithm in _AMBIGUOUS:
+        return None
+    if algorithm not in _BUILTIN:
+        return "evp"  # no built-in test has this name (aes-128-gcm, chacha20-poly1305 …)
+    if version is None:
         return None
     if version >= (3,):
         return "evp" if algorithm.startswith(("hmac(", "cmac(")) else "legacy"
