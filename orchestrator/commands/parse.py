@@ -95,6 +95,8 @@ def parse_file(name: str) -> ParsedLog:
     log = parse_console(read_text(name))
     label = "standard input" if name == "-" else name
     if not log.measurements and not _has_facts(log):
+        if log.skipped:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
+            raise UserError(f"{label}: no openssl speed results: {log.skipped[0]}")
         raise UserError(f"{label}: found no openssl speed results and no system facts; "
                         f"is it the output of `openssl speed`?")
     return log

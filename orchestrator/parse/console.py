@@ -41,6 +41,7 @@ _SPEED_COMMAND = re.compile(r"(?:^|[\s;&|/])openssl(?:\.exe)?\s+speed(?:\s|$)")
 _SPEED_CONTENT = re.compile(
     r"Doing \S.{0,80}? for \d+s|\+F\d?:\d+:|\+H:\d+|The 'numbers' are in 1000s"
     r"|\d\.\d\dk\s+\d+\.\d\dk|Got: \+|Forked child \d"
+    r"|(?:^|\s)speed: (?:Unknown|Unrecognized|Invalid|unknown)|Error: bad option or value"
 )
 # Case-sensitive on purpose: `lscpu` prints "Model name:" / "Flags:", which is not /proc/cpuinfo.
 _CPUINFO_LINE = re.compile(
@@ -56,12 +57,26 @@ _REDHAT_LINE = re.compile(
     r"^[ \t]*(?:CentOS|Red Hat|Fedora|Rocky|AlmaLinux|Oracle Linux)[^\n]*? release \d[^\n]*$", re.M
 )
 _UNAME_LINE = re.compile(r"^[ \t]*Linux \S+ \d+\.\d+\S* #[^\n]*$", re.M)
-# Where a lost newline most likely was: before a prompt or a facts key glued to the previous text.
+# Keys that start a line in cpuinfo / os-release / openwrt_release: where a lost newline most likely was.
+_LINE_KEYS = (
+    "processor|model name|BogoMIPS|bogomips|Features|CPU implementer|CPU architecture|CPU variant|CPU part"
+    "|CPU revision|Hardware|Revision|Serial|Model|system type|machine|cpu model|vendor_id|cpu family|model"
+    "|stepping|microcode|cpu MHz|cache size|physical id|siblings|core id|cpu cores|apicid|initial apicid"
+    "|fpu|fpu_exception|cpuid level|wp|flags|bugs|TLB size|clflush size|cache_alignment|address sizes"
+    "|power management|wait instruction|microsecond timers|tlb_entries|extra interrupt vector"
+    "|hardware watchpoint|isa|ASEs implemented|Options implemented|shadow register sets|kscratch registers"
+    "|package|core|VCED exceptions|VCEI exceptions"
+)
 _GLUED = re.compile(
     r"(?<=\S)[ \t]+(?=(?:[\w.+-]+@[\w.-]+:\S*[ \t]?[#$][ \t])"
-    r"|(?:processor|model name|BogoMIPS|Features|CPU implementer|CPU architecture|CPU variant|CPU part"
-    r"|CPU revision|Hardware|system type|cpu model|vendor_id|flags)[ \t]*:[ \t]"
-    r"|(?:PRETTY_NAME|NAME|VERSION_ID|VERSION|ID_LIKE|ID|DISTRIB_[A-Z]+)=)"
+    rf"|(?:{_LINE_KEYS})[ \t]*:(?:[ \t]|$)"
+    r"|(?:PRETTY_NAME|NAME|VERSION_ID|VERSION_CODENAME|VERSION|ID_LIKE|ID|HOME_URL|SUPPORT_URL|BUG_REPORT_URL"
+    r"|DISTRIB_[A-Z]+)=)"
+)
+# Where the output of a command starts when a lost newline glued it to the command line.
+_OUTPUT_START = re.compile(
+    r"[ \t]+(?=Doing \S|Forked child|\+DT:|\+H:|\+F\d?:|Got: |version: \d|OpenSSL \d|LibreSSL \d"
+    r"|The 'numbers'|type[ \t]+16 bytes|speed: |Linux \S+ \d|built on:)"
 )
 
 _FACT_KINDS = ("cpuinfo", "os-release", "openwrt_release", "armbian-release", "redhat-release",
@@ -108,8 +123,12 @@ def _normalise(text: str) -> str:
 def _segments(text: str) -> list[tuple[str | None, str]]:
     """(command or marker name, output) pairs in order; output before any prompt has command None."""
     cuts: list[tuple[int, int, str | None]] = []
+    glued: dict[int, str] = {}  # cut start -> output that a lost newline glued onto the command line
     for match in _PROMPT.finditer(text):
-        cuts.append((match.start(), match.end(), (match.group("cmd") or "").strip() or None))
+        command, output = _split_glued_command((match.group("cmd") or "").strip())
+        cuts.append((match.start(), match.end(), command or None))
+        if output:
+            glued[match.start()] = output
     for match in _MARKER.finditer(text):
         name = (match.group("head") or match.group("at") or "").strip()
         if name.startswith("begin "):
@@ -121,10 +140,34 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     segments: list[tuple[str | None, str]] = []
     if cuts[0][0] > 0:
         segments.append((None, text[: cuts[0][0]]))
-    for i, (_, end, command) in enumerate(cuts):
+    for i, (start, end, command) in enumerate(cuts):
         stop = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
-        segments.append((command, text[end:stop].strip("\n")))
+        body = text[end:stop].strip("\n")
+        if start in glued:
+            body = glued[start] + "\n" + body
+        segments.append((command, body))
     return [(c, b) for c, b in segments if b.strip() or (c and _command_kind(c) == "speed")]
+
+
+def _split_glued_command(command: str) -> tuple[str, str]:
+    """`cat /etc/os-release NAME="Debian"...` -> (`cat /etc/os-release`, `NAME="Debian"...`).
+
+    Commands people type are short; a long one swallowed its output when newlines were lost.
+    """
+    match = _OUTPUT_START.search(command)
+    if len(command) < 120:  # short: only split at text no command contains ("speed: Unknown algorithm")
+        return (command[: match.start()], command[match.end():]) if match else (command, "")
+    words = command.split()
+    if words[0] in ("cat", "head", "tail", "more", "less") and len(words) > 2:
+        return " ".join(words[:2]), " ".join(words[2:])
+    if words[0] == "uname" or words[:2] == ["openssl", "version"]:
+        count = 1 if words[0] == "uname" else 2
+        while count < len(words) and words[count].startswith("-"):
+            count += 1
+        return " ".join(words[:count]), " ".join(words[count:])
+    if match:
+        return command[: match.start()], command[match.end():]
+    return command, ""
 
 
 def _command_kind(command: str | None) -> str | None:
