@@ -1,0 +1,109 @@
+"""Comparison tables from many hosts' records, rendered in all four formats."""
+import csv
+import io
+import json
+
+import pytest
+
+from orchestrator import tables
+from orchestrator.errors import UserError
+from orchestrator.model import HostResult, Measurement, OpenSSLBuild, Run
+from orchestrator.units import fmt_number, fmt_throughput, mbits, mbytes
+
+
+def tp(algorithm, size, bps, *, threads=1, api="evp", status="ok", repeat=0, flags=()):
+    return Measurement(algorithm=algorithm, block_size=size, bytes_per_second=bps, threads=threads, api=api,
+                       status=status, repeat=repeat, flags=list(flags), reason="no chacha in 1.0.2" if status != "ok" else None)
+
+
+def pk(algorithm, op, ops):
+    return Measurement(algorithm=algorithm, operation=op, ops_per_second=ops, api="legacy")
+
+
+@pytest.fixture
+def run():
+    pi = HostResult(host="pi4", firmware="raspbian-11", openssl=OpenSSLBuild(version="1.1.1w"), measurements=[
+        tp("aes-128-gcm", 16, 12_630_540.0), tp("aes-128-gcm", 16384, 30_703_620.0),
+        tp("aes-128-gcm", 16384, 31_000_000.0, repeat=1), tp("aes-128-gcm", 16384, 29_000_000.0, repeat=2),
+        tp("chacha20-poly1305", 16, 40_000_000.0),
+        pk("rsa2048", "sign", 120.5), pk("rsa2048", "verify", 4000.0),
+    ])
+    router = HostResult(host="wrt", flags=["busy"], openssl=OpenSSLBuild(version="1.0.2u"), measurements=[
+        tp("aes-128-gcm", 16, 5_000_000.0), tp("aes-128-gcm", 16384, 9_000_000.0),
+        tp("chacha20-poly1305", 16, None, status="unsupported"),
+        pk("rsa2048", "sign", 20.0),
+    ])
+    return Run(run_id="2026-12-02T18-00-00Z", created="2026-12-02T18:00:00Z", hosts=[pi, router])
+
+
+def test_records_are_flat_and_tagged(run):
+    rows = tables.records_from_runs([run])
+    assert len(rows) == 11
+    first = rows[0]
+    assert set(tables.RECORD_FIELDS) <= set(first)
+    assert (first["run_id"], first["host"], first["firmware"], first["openssl_version"]) == (
+        "2026-12-02T18-00-00Z", "pi4", "raspbian-11", "1.1.1w")
+    assert [r["flags"] for r in rows if r["host"] == "wrt"][0] == ["busy"]  # host-wide flags reach each record
+    json.dumps(rows)  # plain data
+
+
+def test_throughput_by_host_medians_units_and_unsupported(run):
+    headers, rows = tables.throughput_table(tables.records_from_runs([run]), by="host")
+    assert headers == ["algorithm", "api", "threads", "host", "16 B MB/s", "16384 B MB/s"]
+    assert rows == [
+        ["aes-128-gcm", "evp", 1, "pi4", 12.63, 30.7],   # median of 30.70, 31.0, 29.0 MB/s
+        ["aes-128-gcm", "evp", 1, "wrt", 5.0, 9.0],
+        ["chacha20-poly1305", "evp", 1, "pi4", 40.0, ""],
+        ["chacha20-poly1305", "evp", 1, "wrt", "unsupported", ""],
+    ]
+
+
+def test_throughput_by_algorithm_in_mbit_and_both(run):
+    records = tables.records_from_runs([run])
+    headers, rows = tables.throughput_table(records, by="algorithm", unit="Mbit/s")
+    assert headers[:4] == ["host", "algorithm", "api", "threads"]
+    assert rows[0][:4] == ["pi4", "aes-128-gcm", "evp", 1]
+    assert rows[0][4] == round(12_630_540 * 8 / 1e6, 2)
+    headers, rows = tables.throughput_table(records, unit="both")
+    assert headers[4:] == ["16 B MB/s", "16 B Mbit/s", "16384 B MB/s", "16384 B Mbit/s"]
+    assert rows[1][4:] == [5.0, 40.0, 9.0, 72.0]
+
+
+def test_single_log_without_host_has_no_host_column(run):
+    records = [dict(r, host=None) for r in tables.records(run.hosts[:1])]
+    headers, _ = tables.throughput_table(records, unit_in_header=False)
+    assert headers == ["algorithm", "api", "threads", "16 B", "16384 B"]
+
+
+def test_public_key_table(run):
+    headers, rows = tables.pk_table(tables.records_from_runs([run]), by="host")
+    assert headers == ["algorithm", "api", "threads", "host", "sign/s", "verify/s"]
+    assert rows == [["rsa2048", "legacy", 1, "pi4", 120.5, 4000.0], ["rsa2048", "legacy", 1, "wrt", 20.0, ""]]
+
+
+def test_render_all_four_formats(run):
+    headers, rows = tables.throughput_table(tables.records_from_runs([run]), by="host")
+    text = tables.render(headers, tables.display_rows(rows, "table"), "table")
+    assert "unsupported" in text and "30.7" in text and "12.6" in text
+    markdown = tables.render(headers, tables.display_rows(rows, "markdown"), "markdown")
+    assert markdown.splitlines()[0].startswith("| algorithm") and "|--" in markdown.splitlines()[1].replace(" ", "")
+    parsed_csv = list(csv.reader(io.StringIO(tables.render(headers, tables.display_rows(rows, "csv"), "csv"))))
+    assert parsed_csv[0] == headers and parsed_csv[1][4] == "12.63"
+    data = json.loads(tables.render(headers, tables.display_rows(rows, "json"), "json"))
+    assert data[0]["16384 B MB/s"] == 30.7 and data[3]["16 B MB/s"] == "unsupported"
+
+
+def test_bad_grouping_and_unit_are_user_errors(run):
+    records = tables.records_from_runs([run])
+    with pytest.raises(UserError):
+        tables.throughput_table(records, by="color")
+    with pytest.raises(UserError):
+        tables.throughput_table(records, unit="MiB/s")
+
+
+def test_units_are_decimal():
+    assert mbytes(125_000_000) == 125.0
+    assert mbits(125_000_000) == 1000.0
+    assert [fmt_number(v) for v in (0, 0.01234, 1.234, 12.34, 123.4, 12345.6)] == [
+        "0", "0.0123", "1.23", "12.3", "123", "12,346"]
+    assert fmt_throughput(31_443_970) == "31.4 MB/s (252 Mbit/s)"
