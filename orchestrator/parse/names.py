@@ -8,6 +8,7 @@ lower case, dashes between words, the names `openssl speed` itself accepts on it
 """
 from __future__ import annotations
 
+import functools
 import re
 
 # Labels whose canonical name is not just "lower case, spaces to dashes".
@@ -88,6 +89,7 @@ def curve_algorithm(family: str, curve: str) -> str:
     return family.lower() + suffix
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical_algorithm(label: str) -> str:
     """The canonical name of a table label, progress-line name or command-line name.
 

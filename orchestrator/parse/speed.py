@@ -35,7 +35,11 @@ _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()/._,+-]{0,39}")
 _ANCHORS = re.compile(
     r"[ \t]*(?=Doing \S|\+DTP?:|\+R\d*:|Forked child |Got: |version: \d|built on:|options:"
     r"|compiler: |CPUINFO: |platform: |The 'numbers' |(?<!Library: )OpenSSL \d|LibreSSL \d"
-    r"|type +\d+ bytes)|(?<!Got: )(?=\+[FH]\d*:)"
+    r"|type\s+\d+ bytes|sign\s+verify\s|op\s+op/s|keygen\s+(?:encaps|signs)\s)"
+    r"|(?<!Got: )(?=\+[FH]\d*:)"
+    r"|[ \t]*(?<![A-Za-z])(?=[rd]sa\s+\d+\s+bits)"
+    r"|[ \t]*(?<![\d.])(?=\d+\s+bits?\s+(?:ecdsa|ecdh|EdDSA|SM2)\s+\(|\d+\s+bits\s+ffdh\s)"
+    r"|(?:(?<=verify/s)|(?<=op/s)|(?<=decr\./s)|(?<=decaps/s))[ \t]*"
 )
 # Throughput rows glued to the next line without a space: `30703.62kaes-256-gcm`.
 _GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])")
@@ -193,17 +197,29 @@ def _lines(text: str):
         line = raw.strip()
         if not line:
             continue
-        if len(line) > 100 or line.count(":") > 1 or "+" in line[1:]:
-            if not line.startswith(("compiler:", "Got: ")) or len(line) > 600:
-                line = _GLUED_ROW.sub(r"\1\2 ", line)
-                parts = _ANCHORS.split(line)
-                if len(parts) > 1:
-                    for part in parts:
-                        part = part.strip()
-                        if part:
-                            yield part
-                    continue
+        if _may_hold_several_lines(line):
+            line = _GLUED_ROW.sub(r"\1\2 ", line)
+            parts = _ANCHORS.split(line)
+            if len(parts) > 1:
+                for part in parts:
+                    part = part.strip()
+                    if part:
+                        yield part
+                continue
         yield line
+
+
+def _may_hold_several_lines(line: str) -> bool:
+    """A cheap test (plain string methods) before the costly anchor split."""
+    if line[0] == "+":
+        return line.count("+") > 1 or ": " in line
+    if line.startswith("Got: "):
+        return line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
+    if line.startswith("compiler:"):
+        return (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
+                or "type " in line)
+    return (len(line) > 110 or line.count(":") > 1 or line.count("bits") > 2
+            or ("/s" in line and not line.endswith("/s")))
 
 
 def _read_line(line: str, state: _State) -> None:
@@ -218,9 +234,10 @@ def _read_line(line: str, state: _State) -> None:
         state.forked += 1
     elif line.startswith(("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:", "compiler:",
                           "platform:", "CPUINFO:")):
+        line = _split_trailing_row(line, state)
         _read_build_line(line, state.build)
         state.seen_block = True
-    elif line.startswith("type ") and _HEADER.match(line):
+    elif line.startswith("type") and _HEADER.match(line):
         _read_header(line, state)
     elif line.startswith("The 'numbers'"):
         pass
@@ -231,7 +248,7 @@ def _read_line(line: str, state: _State) -> None:
             state.pk_table = "sig"
         else:
             state.pk_table = None
-    elif first.isdigit() or line.startswith(("rsa ", "dsa ")) or state.pk_table:
+    elif first.isdigit() or line[:3] in ("rsa", "dsa") or state.pk_table:
         if not _read_pk_rows(line, state) and not _read_rows(line, state):
             _ignore(line, state)
     elif "speed" in line and "openssl" in line:
@@ -244,6 +261,24 @@ def _read_line(line: str, state: _State) -> None:
         state.skipped.append(f"openssl said: {line[:200]}")
     elif not _read_rows(line, state):
         _ignore(line, state)
+
+
+_ROW_TAIL_LABEL2 = {"cbc", "ede3", "ige"}  # the second word of 1.x labels such as `aes-128 cbc`
+
+
+def _split_trailing_row(line: str, state: _State) -> str:
+    """A -multi summary row glued to the last build line (`compiler: … evp 1.00k …`): read it apart."""
+    tokens = line.split()
+    n = 0
+    while n < len(tokens) and _VALUE_TOKEN.fullmatch(tokens[-1 - n]):
+        n += 1
+    if n < 1 or n + 2 > len(tokens) or not tokens[-1].lower().endswith("k"):
+        return line
+    width = 2 if tokens[-1 - n] in _ROW_TAIL_LABEL2 else 1
+    label = tokens[-n - width:-n]
+    if not _add_row(" ".join(label), tokens[-n:], state):
+        return line
+    return " ".join(tokens[:-n - width])
 
 
 def _ignore(line: str, state: _State) -> None:
