@@ -277,9 +277,11 @@ def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
                                 caps))
                     name_args = ["-evp", algo.name] if api == "evp" else [algo.name]
                     for size_args, sizes in size_runs:
+                        # Without -bytes the whole fixed table runs, whatever we keep of it.
+                        runs = len(sizes) if size_args else len(caps.sizes)
                         plan.cells.append(_cell(plan, algo, api, n, sizes,
                                                 ["-mr", *timing, *multi, *size_args, *name_args],
-                                                len(sizes) * sym_seconds, rep))
+                                                runs * sym_seconds, rep))
     return plan
 
 

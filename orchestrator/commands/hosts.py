@@ -1,0 +1,65 @@
+"""`sslbench hosts`: what each host is, what would be installed, and the planned matrix with its ETA,
+without installing or benchmarking anything (only the detect phase runs on the hosts)."""
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import tempfile
+from pathlib import Path
+
+from orchestrator import matrix, tables
+from orchestrator.commands.run import Collector, add_common_options, add_matrix_options, detect_and_plan, \
+    request_from_args
+from orchestrator.model import HOST_OK, Run
+from orchestrator.progress import ProgressView
+from orchestrator.runner import Driver, Interrupt, resolve_inventory
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("hosts", help="show detected facts, what would be installed and the planned matrix",
+                              description=__doc__)
+    add_common_options(p)
+    add_matrix_options(p)
+    p.add_argument("--no-provision", action="store_true", help="plan as `run --no-provision` would")
+    p.add_argument("--upgrade-openssl", action="store_true", help="plan as `run --upgrade-openssl` would")
+    p.add_argument("--format", choices=tables.FORMATS, default="table")
+    p.set_defaults(func=hosts_command)
+
+
+HEADERS = ["host", "status", "os", "cpu", "cpus", "openssl", "package manager", "would install", "cells",
+           "unsupported", "ETA"]
+
+
+def hosts_command(args: argparse.Namespace) -> int:
+    request = request_from_args(args)
+    inventory = resolve_inventory(args.inventory)
+    with tempfile.TemporaryDirectory(prefix="sslbench-hosts-") as scratch, Interrupt() as interrupt, \
+            ProgressView(live=False, stream=io.StringIO()) as view, \
+            Driver(Path(scratch), inventory, limit=args.limit, forks=args.forks,
+                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt) as driver:
+        collector = Collector(Run(run_id="hosts", created=""), Path(scratch), view)
+        collector.save = lambda: None  # nothing is stored: this is a preview
+        plans = detect_and_plan(driver, collector, request, no_provision=args.no_provision,
+                                upgrade=args.upgrade_openssl, dry_run=True)
+    rows = []
+    for name, state in collector.hosts.items():
+        plan = plans.get(name, (None, None))[1]
+        r = state.result
+        os_text = " ".join(p for p in (r.os.family, r.os.version) if p) or "?"
+        rows.append([
+            name, r.status if r.status == HOST_OK else f"{r.status}: {r.reason}", os_text,
+            r.cpu.model or r.cpu.arch or "?", state.logical_cpus or "?",
+            (r.openssl.version or "?") if state.openssl_path else "missing",
+            ", ".join(state.package_managers) or "none",
+            (f"{matrix.PACKAGE_FOR.get(state.provision, 'openssl')} with {state.provision}" if state.provision else "-"),
+            len(plan.cells) if plan else "-", len(plan.unsupported) if plan else "-",
+            matrix.format_eta(plan.eta_seconds) if plan else "-",
+        ])
+    print(tables.render(HEADERS, rows, args.format))
+    for name, (state, plan) in plans.items():
+        for note in plan.notes:
+            print(f"{name}: {note}", file=sys.stderr)
+        if not state.openssl_path:
+            print(f"{name}: matrix planned for an unknown OpenSSL; it is re-planned after installing", file=sys.stderr)
+    return 0 if all(s.result.status == HOST_OK for s in collector.hosts.values()) else 1

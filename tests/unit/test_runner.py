@@ -1,0 +1,200 @@
+"""Runner events -> host events -> progress, stored logs, measurements and host statuses."""
+from pathlib import Path
+
+import pytest
+
+from orchestrator import matrix, store
+from orchestrator.commands.run import Collector, HostState, apply_facts, cell_measurements, exit_codes, \
+    failure_reason, progress_part, provisioning_decision, split_logs
+from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult, Run
+from orchestrator.progress import HostProgress, ProgressView
+from orchestrator.runner import Driver, HostEvent, host_event
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "speed"
+MR_LOG = (DATA / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt").read_text()
+
+
+def runner_event(name, host="r1", task="Wait for the benchmark cells", **res):
+    return {"event": name, "uuid": "x", "event_data": {"host": host, "task": task, "res": res}}
+
+
+def test_retry_event_becomes_host_event_with_unix_line_ends():
+    ev = host_event(runner_event("runner_retry", stdout="@@sslbench-progress\r\nstart 1 2 a\r\n", rc=0))
+    assert ev.kind == "retry" and ev.host == "r1" and ev.stdout == "@@sslbench-progress\nstart 1 2 a\n"
+
+
+def test_unreachable_and_failed_events_carry_the_message():
+    ev = host_event(runner_event("runner_on_unreachable", msg="Failed to connect to the host via ssh: refused"))
+    assert ev.kind == "unreachable" and "refused" in ev.message
+    ev = host_event(runner_event("runner_on_failed", stdout="", stderr="boom", rc=1))
+    assert ev.kind == "failed" and ev.message == "boom" and ev.rc == 1
+
+
+def test_events_without_host_are_ignored_but_never_rejected():
+    assert host_event({"event": "playbook_on_stats", "event_data": {}}) is None
+    assert host_event({"event": "verbose", "stdout": "x"}) is None
+
+
+def test_driver_keeps_host_key_checking_on_unless_asked(tmp_path):
+    with Driver(tmp_path, tmp_path / "inv.yml") as driver:
+        assert driver.envvars()["ANSIBLE_HOST_KEY_CHECKING"] == "True"
+        private = driver.private_dir
+        assert private.is_dir()
+    assert not private.exists()  # fresh per run, removed after
+    with Driver(tmp_path, tmp_path / "inv.yml", insecure_no_host_key_check=True) as driver:
+        assert driver.envvars()["ANSIBLE_HOST_KEY_CHECKING"] == "False"
+
+
+def test_progress_counts_cells_and_eta_from_planned_seconds():
+    p = HostProgress(host="r1", phase="bench", planned={"a": 10.0, "b": 20.0, "c": 30.0}, total=3)
+    assert p.remaining_seconds(now=0) == 60
+    assert p.update("start 1 3 a\n", now=0)
+    assert p.remaining_seconds(now=4) == 56
+    assert p.update("start 1 3 a\ndone 1 3 a 0\nstart 2 3 b\n", now=10)
+    assert not p.update("start 1 3 a\ndone 1 3 a 0\nstart 2 3 b\n", now=11)  # same file again: no change
+    assert p.remaining_seconds(now=15) == 45
+    assert p.describe(now=15) == "cell 2/3 b, ETA 45s"
+    p.update("done 2 3 b 0\nstart 3 3 c\ndone 3 3 c 1\n", now=40)
+    assert p.remaining_seconds(now=40) == 0 and p.done == {"a": 0, "b": 0, "c": 1}
+
+
+POLL = ("@@sslbench-progress\nstart 1 2 001-evp-x\ndone 1 2 001-evp-x 0\nstart 2 2 002-evp-y\ndone 2 2 002-evp-y 1\n"
+        "@@sslbench-log 001-evp-x\nline one\n+F:1:x:2\n\n@@sslbench-endlog 001-evp-x\n"
+        "@@sslbench-log 002-evp-y\nspeed: Unknown algorithm y\n\n@@sslbench-endlog 002-evp-y\n"
+        "@@sslbench-state finished\n")
+
+
+def test_poll_output_splits_into_progress_exit_codes_and_logs():
+    assert exit_codes(progress_part(POLL)) == {"001-evp-x": 0, "002-evp-y": 1}
+    logs = split_logs(POLL)
+    assert [cell for cell, _ in logs] == ["001-evp-x", "002-evp-y"]
+    assert logs[0][1] == "line one\n+F:1:x:2\n"
+
+
+def test_a_cut_log_block_is_not_taken():
+    assert split_logs("@@sslbench-log 001-a\nhalf of it") == []
+
+
+def cell(**kw):
+    base = dict(id="001-evp-chacha20-poly1305-t1-r0", algorithm="chacha20-poly1305", kind="cipher", api="evp",
+                threads=1, sizes=matrix.SIZES_NEW, args=["speed", "-mr", "-evp", "chacha20-poly1305"], seconds=18.0)
+    base.update(kw)
+    return matrix.Cell(**base)
+
+
+def test_cell_log_becomes_measurements_with_repeat_and_version():
+    ms = cell_measurements(cell(repeat=2), MR_LOG, "3.0.19", rc=0)
+    assert {m.block_size for m in ms} == set(matrix.SIZES_NEW)
+    assert all(m.status == OK and m.repeat == 2 and m.api == "evp" and m.algorithm == "chacha20-poly1305" for m in ms)
+    assert all(m.bytes_per_second > 0 for m in ms)
+
+
+def test_sizes_filtered_when_the_host_has_no_bytes_option():
+    ms = cell_measurements(cell(sizes=(1024,)), MR_LOG, "3.0.19", rc=0)
+    assert [m.block_size for m in ms] == [1024]
+
+
+def test_refused_cell_is_unsupported_with_openssls_words():
+    ms = cell_measurements(cell(sizes=(16, 64)), "speed: Unknown algorithm chacha20-poly1305\n", "1.0.2u", rc=1)
+    assert [(m.block_size, m.status) for m in ms] == [(16, UNSUPPORTED), (64, UNSUPPORTED)]
+    assert "Unknown algorithm chacha20-poly1305" in ms[0].reason
+
+
+def test_crashed_cell_is_an_error():
+    ms = cell_measurements(cell(sizes=(16,)), "Segmentation fault\n", "3.0.19", rc=139)
+    assert ms[0].status == ERROR and "Segmentation fault" in ms[0].reason
+
+
+DETECT = """@@sslbench:/etc/openwrt_release
+DISTRIB_ID='OpenWrt'
+DISTRIB_RELEASE='23.05.3'
+DISTRIB_REVISION='r23809-234f1a2efa'
+@@sslbench:uname -a
+Linux OpenWrt 5.15.150 #0 SMP Fri Mar 22 22:09:42 2024 mips GNU/Linux
+@@sslbench:/proc/cpuinfo
+system type		: MediaTek MT7621 ver:1 eco:3
+processor		: 0
+cpu model		: MIPS 1004Kc V2.15
+@@sslbench:nproc
+4
+@@sslbench:openssl
+
+@@sslbench:package managers
+opkg
+@@sslbench:tmp free kb
+120000
+@@sslbench:end
+"""
+
+
+def test_detect_output_gives_facts_and_a_provisioning_choice():
+    state = HostState(name="r1", result=HostResult(host="r1"))
+    apply_facts(state, DETECT.replace("\n", "\r\n"))
+    assert state.result.os.family == "openwrt"
+    assert state.logical_cpus == 4 and state.openssl_path is None
+    assert state.package_managers == ["opkg"] and state.tmp_free_kb == 120000
+    assert provisioning_decision(state, no_provision=False, upgrade=False) == "opkg"
+
+
+def test_missing_openssl_without_package_manager_fails_the_host_with_a_reason():
+    state = HostState(name="r1", result=HostResult(host="r1"))
+    apply_facts(state, DETECT.replace("opkg\n", ""))
+    assert provisioning_decision(state, no_provision=False, upgrade=False) is None
+    assert state.result.status == HOST_FAILED and "install openssl by hand" in state.result.reason
+    state = HostState(name="r2", result=HostResult(host="r2"))
+    apply_facts(state, DETECT)
+    provisioning_decision(state, no_provision=True, upgrade=False)
+    assert "--no-provision" in state.result.reason
+
+
+def test_opkg_failure_reason_keeps_the_last_lines():
+    ev = HostEvent(kind="failed", host="r1", task="Install openssl-util with opkg",
+                   stdout="Downloading http://feed/Packages.gz\n*** Failed to download the package list from "
+                          "http://feed/Packages.gz\n\nwget returned 4.\n", message="non-zero return code", rc=255)
+    reason = failure_reason(ev)
+    assert reason.startswith("Install openssl-util with opkg: ") and "wget returned 4" in reason
+    assert "exit code 255" in reason
+
+
+def make_collector(tmp_path, host="r1"):
+    run_dir = store.new_run_dir(tmp_path)
+    run = Run(run_id=run_dir.name, created="now")
+    collector = Collector(run, run_dir, ProgressView(live=False, stream=open(tmp_path / "progress.txt", "w")))
+    state = collector.host(host)
+    state.result.openssl.version = "3.0.19"
+    state.plan = matrix.HostPlan(host=host, capabilities=matrix.capabilities("3.0.19"),
+                                 cells=[cell(), cell(id="002-evp-chacha20-poly1305-t2-r0", threads=2)])
+    return collector, state
+
+
+def test_collector_stores_logs_and_saves_the_run_when_a_host_finishes(tmp_path):
+    collector, state = make_collector(tmp_path, host="../evil; rm -rf ~")
+    poll = ("@@sslbench-progress\nstart 1 2 001-evp-chacha20-poly1305-t1-r0\n"
+            "done 1 2 001-evp-chacha20-poly1305-t1-r0 0\n"
+            f"@@sslbench-log 001-evp-chacha20-poly1305-t1-r0\n{MR_LOG}\n@@sslbench-endlog 001-evp-chacha20-poly1305-t1-r0\n"
+            "@@sslbench-log ../../etc/passwd\nroot\n@@sslbench-endlog ../../etc/passwd\n"
+            "@@sslbench-state running\n")
+    collector.on_event(host_event(runner_event("runner_retry", host=state.name, stdout=poll)))
+    logs = list(collector.run_dir.rglob("*.log"))
+    assert [p.name for p in logs] == ["001-evp-chacha20-poly1305-t1-r0.log"]  # the unplanned name was refused
+    assert logs[0].parent.parent == collector.run_dir  # the host name was made a safe single path component
+    assert len(state.result.measurements) == 6
+    collector.on_event(host_event(runner_event("runner_on_unreachable", host=state.name,
+                                               msg="Failed to connect to the host via ssh")))
+    collector.on_event(host_event(runner_event("runner_on_ok", host=state.name, task="Host finished",
+                                               msg="@@sslbench-host-done")))
+    saved = store.load_run(collector.run_dir)
+    host = saved.hosts[0]
+    assert host.status == HOST_UNREACHABLE and "ssh" in host.reason
+    assert len(host.measurements) == 6  # the finished cell was kept
+    assert "incomplete" in host.flags
+
+
+def test_collector_marks_missing_cells_when_the_run_stops(tmp_path):
+    collector, state = make_collector(tmp_path)
+    collector.finish(state, "interrupted (Ctrl-C)")
+    assert state.result.status == HOST_FAILED and state.result.reason == "interrupted (Ctrl-C)"
+    collector2, state2 = make_collector(tmp_path)
+    state2.cells_done = {c.id for c in state2.plan.cells}
+    collector2.finish(state2)
+    assert state2.result.status == HOST_OK
