@@ -49,12 +49,12 @@ def records(host_results: Iterable[HostResult], run_id: str | None = None) -> li
     """One flat dict per measurement, with the host (and run) it belongs to."""
     flat = []
     for result in host_results:
-        firmware = result.firmware
+        tags = {"run_id": run_id, "host": result.host, "firmware": result.firmware}
+        host_flags = set(result.flags)
         for m in result.measurements:
-            row = {name: getattr(m, name, None) for name in RECORD_FIELDS}
-            row.update(run_id=run_id, host=result.host, firmware=firmware,
-                       flags=sorted(set(m.flags) | set(result.flags)),
-                       openssl_version=m.openssl_version or result.openssl.version)
+            row = dict(vars(m), **tags)  # vars(): a plain copy, much faster than asdict for 10^5 cells
+            row["flags"] = sorted(host_flags.union(m.flags)) if host_flags or m.flags else []
+            row["openssl_version"] = m.openssl_version or result.openssl.version
             flat.append(row)
     return flat
 

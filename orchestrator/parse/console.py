@@ -48,6 +48,8 @@ _CPUINFO_LINE = re.compile(
     r"^[ \t]*(?:processor|Processor|model name|cpu model|system type|Features|CPU part|CPU implementer|flags"
     r"|vendor_id)[ \t]*:", re.M
 )
+_CPUINFO_KEYS = ("processor", "Processor", "model name", "cpu model", "system type", "Features", "CPU part",
+                 "CPU implementer", "flags", "vendor_id")
 _KEY_VALUE_LINE = re.compile(r"^[ \t]*[A-Za-z][\w ()/.-]{0,40}?[ \t]*:(?:[ \t].*)?$|^[ \t]*$")
 _OS_RELEASE_LINE = re.compile(r"^[ \t]*(?:NAME|ID|ID_LIKE|VERSION|VERSION_ID|VERSION_CODENAME|PRETTY_NAME|BUILD_ID"
                               r"|HOME_URL|SUPPORT_URL|BUG_REPORT_URL|ANSI_COLOR|CPE_NAME)=[^\n]*$", re.M)
@@ -79,6 +81,7 @@ _OUTPUT_START = re.compile(
     r"|The 'numbers'|type[ \t]+16 bytes|speed: |Linux \S+ \d|built on:)"
 )
 
+_ADJACENT_LINES = re.compile(r"[^\n]\n[^\n]")
 _FACT_KINDS = ("cpuinfo", "os-release", "openwrt_release", "armbian-release", "redhat-release",
                "uname -a", "uname -r", "uname -m", "banner", "nvram get os_version", "rpi-issue")
 
@@ -110,26 +113,42 @@ def parse_console(text: str) -> ParsedLog:
 
 
 def _normalise(text: str) -> str:
-    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).replace("\x00", "")
+    # Substring checks first: most logs need none of this, and the benchmark counts microseconds.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
     # Doubled newlines (every line followed by an empty one): no two text lines are adjacent.
-    if text.count("\n\n") >= 3 and not re.search(r"[^\n]\n[^\n]", text):
+    if text.count("\n\n") >= 3 and not _ADJACENT_LINES.search(text):
         text = text.replace("\n\n", "\n")
     # Lost newlines: only long lines are suspects (x86 `flags` lines are long but have no glued keys).
-    if any(len(line) > 400 for line in text.split("\n")):
-        text = "\n".join(_GLUED.sub("\n", line) if len(line) > 400 else line for line in text.split("\n"))
+    lines = text.split("\n")
+    if max(map(len, lines)) > 400:
+        text = "\n".join(_GLUED.sub("\n", line) if _suspect(line) else line for line in lines)
     return text
+
+
+def _suspect(line: str) -> bool:
+    """A line long enough to hold several glued lines; `compiler:`/`options:`/`flags` are long by nature."""
+    return len(line) > 400 and not line.startswith(_LONG_BY_NATURE)
+
+
+_LONG_BY_NATURE = ("compiler:", "options:", "flags", "bugs", "CFLAGS")
 
 
 def _segments(text: str) -> list[tuple[str | None, str]]:
     """(command or marker name, output) pairs in order; output before any prompt has command None."""
     cuts: list[tuple[int, int, str | None]] = []
     glued: dict[int, str] = {}  # cut start -> output that a lost newline glued onto the command line
-    for match in _PROMPT.finditer(text):
+    maybe_prompts = "@" in text or "$" in text or "#" in text or "sh-" in text
+    for match in _PROMPT.finditer(text) if maybe_prompts else ():
         command, output = _split_glued_command((match.group("cmd") or "").strip())
         cuts.append((match.start(), match.end(), command or None))
         if output:
             glued[match.start()] = output
-    for match in _MARKER.finditer(text):
+    for match in _MARKER.finditer(text) if "==>" in text or "@@" in text else ():
         name = (match.group("head") or match.group("at") or "").strip()
         if name.startswith("begin "):
             name = name[6:]
@@ -215,12 +234,14 @@ def _add_speed(result: ParsedLog, command: str | None, body: str) -> None:
 
 def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> None:
     """Recognise facts by their content, for output whose command is unknown or missing."""
-    if _CPUINFO_LINE.search(body):
+    if any(key in body for key in _CPUINFO_KEYS) and _CPUINFO_LINE.search(body):
         block = _cpuinfo_block(body)
         if block:
             cpuinfo_texts.append(block)
-    for kind, pattern in (("os-release", _OS_RELEASE_LINE), ("openwrt_release", _OPENWRT_LINE),
-                          ("redhat-release", _REDHAT_LINE), ("uname -a", _UNAME_LINE)):
+    for kind, pattern, needle in (("os-release", _OS_RELEASE_LINE, "NAME="), ("openwrt_release", _OPENWRT_LINE, "DISTRIB_"),
+                                  ("redhat-release", _REDHAT_LINE, " release "), ("uname -a", _UNAME_LINE, "Linux ")):
+        if needle not in body and not (kind == "os-release" and "ID=" in body):  # cheap test before the regex
+            continue
         lines = pattern.findall(body)
         if lines and (kind != "os-release" or any(re.match(r"\s*(?:ID|PRETTY_NAME)=", l) for l in lines)):
             files.setdefault(kind, "\n".join(lines))

@@ -45,13 +45,20 @@ def parse_shell_vars(text: str) -> dict[str, str]:
         if not match:
             continue
         key, raw = match.group(1), match.group(2).strip()
-        try:
-            parts = shlex.split(raw, comments=False)
-            value = " ".join(parts) if parts else ""
-        except ValueError:  # an unbalanced quote in a truncated paste
-            value = raw.strip("'\"")
-        values.setdefault(key, value)
+        values.setdefault(key, _unquote(raw))
     return values
+
+
+def _unquote(raw: str) -> str:
+    """`"Debian GNU/Linux 12"` / `'OpenWrt'` / `bookworm` -> the value; shell rules only when escapes appear."""
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" and "\\" not in raw and raw[0] not in raw[1:-1]:
+        return raw[1:-1]
+    if not any(c in raw for c in "'\"\\"):
+        return raw
+    try:
+        return " ".join(shlex.split(raw, comments=False))
+    except ValueError:  # an unbalanced quote in a truncated paste
+        return raw.strip("'\"")
 
 
 def parse_os_release(text: str) -> dict[str, str]:
