@@ -145,7 +145,8 @@ def parse_speed(text: str, *, threads: int | None = None, api: str | None = None
     threads: the `threads` argument, else the number of `-multi` children the log shows, else 1.
 
     api rule ("evp", "legacy" or None):
-    - the `api` argument, when given, is used for every throughput record;
+    - the `api` argument, when given, is used for the throughput records of `algorithm` (for
+      every throughput record when `algorithm` is not given or no row has that name);
     - the `-multi` summary row `evp`, and labels with upper-case letters (3.x prints
       `EVP_CIPHER_get0_name`, `AES-128-GCM`) are "evp";
     - labels with a space (`aes-256 cbc`, 1.x low-level API) and 1.x-only tests (ghash, rand,
@@ -218,7 +219,7 @@ def _may_hold_several_lines(line: str) -> bool:
     if line.startswith("compiler:"):
         return (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
                 or "type " in line)
-    return (len(line) > 110 or line.count(":") > 1 or line.count("bits") > 2
+    return (len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2 or "+" in line
             or ("/s" in line and not line.endswith("/s")))
 
 
@@ -599,14 +600,14 @@ def _read_child(line: str, state: _State) -> None:
 def _read_progress(line: str, state: _State) -> None:
     if " ops in " in line or " ops for " in line:
         state.ops_format = True
-    match = _PROGRESS.search(line)
+    match = _PROGRESS.search(line) if "size blocks" in line else None
     if match:
         count, secs = int(match.group("count")), _number(match.group("secs"))
         if secs is not None:
             key = ("sym", canonical_algorithm(match.group("name")), int(match.group("size")))
             state.progress.setdefault(key, []).append((count, secs))
         return
-    match = _PK_PROGRESS.search(line)
+    match = _PK_PROGRESS.search(line) if "bit" in line else None
     if match:
         key = _pk_progress_key(match.group("what"), int(match.group("bits")))
         secs = _number(match.group("secs"))
@@ -651,32 +652,40 @@ def _pk_progress_key(what: str, bits: int) -> tuple | None:
 
 
 def _read_pk_rows(line: str, state: _State) -> bool:
+    """Public-key table rows; each regex runs only when its keyword is in the line (speed)."""
     found = False
-    for match in _RSA4.finditer(line):
-        bits = int(match.group(1))
-        for op, value in zip(("sign", "verify", "encrypt", "decrypt"), match.groups()[1:]):
-            _add_pk(state, f"rsa{bits}", op, _number(value), ("rsa", bits, op), None)
-        found = True
-    if not found:
-        for match in _RSA_DSA.finditer(line):
-            family, bits = match.group(1), int(match.group(2))
-            for op, value in zip(("sign", "verify"), match.groups()[2:]):
-                _add_pk(state, f"{family}{bits}", op, _number(value), (family, bits, op), None)
+    lowered = line.lower()
+    if "rsa" in lowered or "dsa" in lowered:
+        for match in _RSA4.finditer(line):
+            bits = int(match.group(1))
+            for op, value in zip(("sign", "verify", "encrypt", "decrypt"), match.groups()[1:]):
+                _add_pk(state, f"rsa{bits}", op, _number(value), ("rsa", bits, op), None)
             found = True
-    for match in _CURVE_SIGN.finditer(line):
-        bits, family, curve = int(match.group(1)), match.group(2).lower(), match.group(3)
-        name = curve_algorithm(family, curve)
-        for op, value in zip(("sign", "verify"), match.groups()[3:]):
-            _add_pk(state, name, op, _number(value), (family, bits, op), None)
-        found = True
-    for match in _CURVE_OP.finditer(line):
-        bits, curve = int(match.group(1)), match.group(2)
-        _add_pk(state, curve_algorithm("ecdh", curve), "op", _number(match.group(3)), ("ecdh", bits, "op"), None)
-        found = True
-    for match in _FFDH.finditer(line):
-        bits = int(match.group(1))
-        _add_pk(state, f"ffdh{bits}", "op", _number(match.group(2)), ("ffdh", bits, "op"), None)
-        found = True
+        if not found:
+            for match in _RSA_DSA.finditer(line):
+                family, bits = match.group(1), int(match.group(2))
+                for op, value in zip(("sign", "verify"), match.groups()[2:]):
+                    _add_pk(state, f"{family}{bits}", op, _number(value), (family, bits, op), None)
+                found = True
+    if "(" in line:
+        if "ecdsa" in lowered or "eddsa" in lowered or "sm2" in lowered:
+            for match in _CURVE_SIGN.finditer(line):
+                bits, family, curve = int(match.group(1)), match.group(2).lower(), match.group(3)
+                name = curve_algorithm(family, curve)
+                for op, value in zip(("sign", "verify"), match.groups()[3:]):
+                    _add_pk(state, name, op, _number(value), (family, bits, op), None)
+                found = True
+        if "ecdh" in lowered:
+            for match in _CURVE_OP.finditer(line):
+                bits, curve = int(match.group(1)), match.group(2)
+                _add_pk(state, curve_algorithm("ecdh", curve), "op", _number(match.group(3)),
+                        ("ecdh", bits, "op"), None)
+                found = True
+    if "ffdh" in lowered:
+        for match in _FFDH.finditer(line):
+            bits = int(match.group(1))
+            _add_pk(state, f"ffdh{bits}", "op", _number(match.group(2)), ("ffdh", bits, "op"), None)
+            found = True
     if not found and state.pk_table:
         ops = ("keygen", "encaps", "decaps") if state.pk_table == "kem" else ("keygen", "sign", "verify")
         for match in _KEM_SIG_ROW.finditer(line):
@@ -705,13 +714,20 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
     major = _version_tuple(version)
     if major is None and state.ops_format:
         major = (3, 2, 0)
+    # The `api` argument describes the cell's algorithm; other rows in the same log keep the rule.
+    api_for = canonical_algorithm(algorithm) if algorithm and api else None
+    if api_for and not any(row.algorithm == api_for for row in rows):
+        api_for = None  # the log names it differently: the argument covers every row
     measurements = []
     for row in rows:
         m = Measurement(algorithm=row.algorithm, threads=threads, openssl_version=version)
         if row.operation is None:
             m.block_size = row.block_size
             m.bytes_per_second = row.value
-            m.api = api or _api_for(row.label, row.algorithm, major, hints)
+            if api and (api_for is None or row.algorithm == api_for):
+                m.api = api
+            else:
+                m.api = _api_for(row.label, row.algorithm, major, hints)
         else:
             m.operation = row.operation
             m.ops_per_second = row.value

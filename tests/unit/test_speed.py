@@ -329,3 +329,13 @@ def test_row_with_wrong_number_of_values_is_skipped_and_said():
     parsed = parse_speed(text)
     assert {m.algorithm for m in parsed.measurements} == {"aes-256-gcm"}
     assert any("2 values" in note for note in parsed.skipped)
+
+
+def test_api_argument_covers_only_the_named_algorithm():
+    text = load("openssl-3.0.19-x86_64-legacy-aes-128-cbc-sha256-md5.txt")
+    got = cells(parse_speed(text, api="evp", algorithm="sha256"))
+    assert got[("sha256", 16)].api == "evp"
+    assert got[("aes-128-cbc", 16)].api == "legacy"
+    assert got[("md5", 16)].api is None
+    got = cells(parse_speed(text, api="evp", algorithm="no-such-name"))
+    assert {m.api for m in got.values()} == {"evp"}
