@@ -357,6 +357,8 @@ allowed_cpus() {
 }
 
 sampler() {
+    # the parent's cleanup trap must not delay our own end: die at once when told to
+    trap - HUP INT TERM
     _pid=$1
     _n=0
     while read_pid_stat "$_pid"; do
@@ -366,7 +368,8 @@ sampler() {
         _n=$((_n + 1))
         # the mask once the command has exec'd (taskset sets it before exec)
         [ "$_n" = 2 ] && allowed_cpus "$_pid"
-        sleep 1
+        # no inherited descriptors: a sleep outliving us must not hold the caller's pipe open
+        sleep 1 </dev/null >/dev/null 2>&1
     done
 }
 

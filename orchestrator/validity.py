@@ -1,0 +1,379 @@
+"""Validity flags: was a figure measured under conditions that make it comparable?
+
+Inputs are the dicts of orchestrator/parse/conditions.py (host snapshots before/after the matrix,
+the idle gate, per-cell evidence) and `Measurement`s; outputs are flag names plus one human
+reason per flag, so a table can show `busy` and a report can say why.  Pure: no I/O.
+
+Flags (the names tables and diffs show):
+  throttled      the clock went below its top during the run (time_in_state), the thermal cap
+                 lowered scaling_max_freq, or Raspberry Pi firmware reports throttling bits
+  hot            a CPU thermal zone above THRESHOLDS.hot_celsius
+  busy           the host never became idle, other processes used CPU while the cell ran, or
+                 openssl's progress line shows it got much less CPU time than it asked for
+  cores-offline  some present CPUs were offline (a -multi figure would be low)
+  few-samples    fewer repeats than a verdict needs
+  pin-failed     a pinned cell ran (also) on another core than the one it was pinned to
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from orchestrator.clusters import pinning_held
+from orchestrator.model import Measurement
+
+THROTTLED = "throttled"
+HOT = "hot"
+BUSY = "busy"
+CORES_OFFLINE = "cores-offline"
+FEW_SAMPLES = "few-samples"
+PIN_FAILED = "pin-failed"
+ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, FEW_SAMPLES, PIN_FAILED)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every limit in one place, with the reason it has that value."""
+
+    # Most ARM SoC device trees start passive cooling (cpufreq capping) between 80 and 85 °C,
+    # and Raspberry Pi firmware sets its soft limit at 80 °C (60 °C on some older boards).
+    hot_celsius: float = 80.0
+    # Zones outside this range are sensors that are not wired up (-273, 127, 0x7fff ...).
+    plausible_celsius: tuple[float, float] = (-30.0, 150.0)
+    # Other processes using more than a quarter of a core on average while a cell ran: enough to
+    # steal time on a small board (one hog = 1.0); the ambient noise of a quiet box (sshd,
+    # kernel threads, the sampler itself) stays well under 0.1.
+    background_cores: float = 0.25
+    # `Doing X for 3s ...: N X's in 2.6s`: openssl counts its own user CPU time.  Under 90 % of the
+    # nominal time means something else ran on its core (startup costs land outside the window).
+    cpu_seconds_ratio: float = 0.90
+    # A policy may sit below its top clock at the start of a cell while the governor ramps up
+    # (tens of ms); more than 5 % of the cell's time below the top is a cap, not a ramp.
+    below_top_fraction: float = 0.05
+    # Over the whole matrix (between cells the CPU idles), only judged with the `performance`
+    # governor, which never lowers the clock on its own.
+    host_below_top_fraction: float = 0.02
+    # Frequencies within 1 % count as the same step (boards list 1799999 vs 1800000 kHz).
+    same_freq: float = 0.99
+    # benchstat: fewer than 4 samples per side cannot show a significant change at p < 0.05.
+    min_repeats: int = 4
+
+
+THRESHOLDS = Thresholds()
+
+# Raspberry Pi `vcgencmd get_throttled`: bits 0-3 now, bits 16-19 "has happened since boot".
+THROTTLED_BITS = {
+    0: "under-voltage",
+    1: "arm frequency capped",
+    2: "throttled",
+    3: "soft temperature limit",
+}
+_SINCE_BOOT = 16
+
+
+@dataclass
+class Verdict:
+    flags: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # one line per flag raised, "flag: why"
+    facts: dict[str, Any] = field(default_factory=dict)  # measured evidence (clock, temperature, background CPU)
+
+    def add(self, flag: str, reason: str) -> None:
+        if flag not in self.flags:
+            self.flags.append(flag)
+        self.reasons.append(f"{flag}: {reason}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"flags": list(self.flags), "reasons": list(self.reasons), "facts": dict(self.facts)}
+
+
+def decode_throttled(value: int | None) -> dict[str, list[str]]:
+    """get_throttled bits -> {"now": [...], "since_boot": [...]} in words."""
+    if value is None:
+        return {"now": [], "since_boot": []}
+    return {
+        "now": [name for bit, name in THROTTLED_BITS.items() if value & (1 << bit)],
+        "since_boot": [name for bit, name in THROTTLED_BITS.items() if value & (1 << (bit + _SINCE_BOOT))],
+    }
+
+
+def _throttled_bits_reason(before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """Bits set now (before or after), or sticky bits that appeared during the interval."""
+    old, new = before.get("throttled"), after.get("throttled")
+    now = decode_throttled(new)["now"] or decode_throttled(old)["now"]
+    if now:
+        return f"get_throttled=0x{(new if new is not None else old):x}: {', '.join(now)}"
+    if old is not None and new is not None:
+        appeared = set(decode_throttled(new)["since_boot"]) - set(decode_throttled(old)["since_boot"])
+        if appeared:
+            return f"get_throttled 0x{old:x} -> 0x{new:x}: {', '.join(sorted(appeared))} during the run"
+    return None
+
+
+def tis_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[int, int]:
+    """time_in_state growth per frequency (kHz -> 10 ms units) of one policy between two snapshots."""
+    old = {khz: t for khz, t in before.get("time_in_state", [])}
+    delta: dict[int, int] = {}
+    for khz, t in after.get("time_in_state", []):
+        grown = t - old.get(khz, 0)
+        if grown > 0:
+            delta[khz] = grown
+    return delta
+
+
+def top_khz(policy: dict[str, Any]) -> int | None:
+    """The clock a policy should run at under load: its max setting, else its highest step."""
+    steps = [khz for khz, _ in policy.get("time_in_state", [])]
+    return policy.get("scaling_max_freq") or (max(steps) if steps else None) or policy.get("cpuinfo_max_freq")
+
+
+def below_top(before: dict[str, Any], after: dict[str, Any], top: int | None = None,
+              th: Thresholds = THRESHOLDS) -> float | None:
+    """Share of the interval one policy spent below its top clock (None: no time_in_state)."""
+    delta = tis_delta(before, after)
+    total = sum(delta.values())
+    top = top or top_khz(before)
+    if not total or not top:
+        return None
+    low = sum(t for khz, t in delta.items() if khz < top * th.same_freq)
+    return low / total
+
+
+def mean_khz(before: dict[str, Any], after: dict[str, Any]) -> float | None:
+    """Time-weighted clock of one policy over an interval, from time_in_state (idle time included)."""
+    delta = tis_delta(before, after)
+    total = sum(delta.values())
+    return sum(khz * t for khz, t in delta.items()) / total if total else None
+
+
+def cpu_temperatures(snapshot: dict[str, Any], th: Thresholds = THRESHOLDS) -> dict[str, float]:
+    """Plausible temperatures of the zones that measure the CPU/SoC (all zones when none says so)."""
+    zones = {name: z for name, z in snapshot.get("thermal", {}).items()
+             if isinstance(z.get("temp_c"), (int, float)) and th.plausible_celsius[0] < z["temp_c"] < th.plausible_celsius[1]}
+    cpu_words = ("cpu", "soc", "pkg", "package", "core", "cluster", "big", "little", "arm", "tsens", "x86")
+    cpu_zones = {n: z for n, z in zones.items() if any(w in z.get("type", "").lower() for w in cpu_words)}
+    chosen = cpu_zones or zones
+    return {f"{name} ({z.get('type', '?')})": z["temp_c"] for name, z in chosen.items()}
+
+
+def hottest(snapshots: Iterable[dict[str, Any]], th: Thresholds = THRESHOLDS) -> tuple[str, float] | None:
+    best: tuple[str, float] | None = None
+    for snap in snapshots:
+        for zone, temp in cpu_temperatures(snap, th).items():
+            if best is None or temp > best[1]:
+                best = (zone, temp)
+    return best
+
+
+def offline_cpus(snapshot: dict[str, Any]) -> list[int]:
+    """Present CPUs that are offline.  `offline` also lists possible-but-absent CPUs (VMs say 2-63)."""
+    cpus = snapshot.get("cpus", {})
+    offline = set(cpus.get("offline", []))
+    if "present" in cpus:
+        offline &= set(cpus["present"])
+    return sorted(offline)
+
+
+def host_verdict(before: dict[str, Any], after: dict[str, Any], idle: dict[str, Any] | None = None,
+                 th: Thresholds = THRESHOLDS) -> Verdict:
+    """Host-wide flags from the snapshots taken before and after the whole matrix."""
+    verdict = Verdict()
+    if idle and idle.get("idle") is False:
+        last = (idle.get("samples") or [{}])[-1]
+        verdict.add(BUSY, f"not idle after {idle.get('waited')} s (load {last.get('load1')}, "
+                          f"{last.get('cpu_cores')} cores busy)")
+    bits = _throttled_bits_reason(before, after)
+    if bits:
+        verdict.add(THROTTLED, bits)
+    policies_before = before.get("policies", {})
+    clocks: dict[str, Any] = {}
+    for name, pol_after in after.get("policies", {}).items():
+        pol_before = policies_before.get(name, {})
+        cap_before, cap_after = pol_before.get("scaling_max_freq"), pol_after.get("scaling_max_freq")
+        if cap_before and cap_after and cap_after < cap_before * th.same_freq:
+            verdict.add(THROTTLED, f"{name} max clock lowered {cap_before // 1000} -> {cap_after // 1000} MHz during the run")
+        rated = pol_before.get("cpuinfo_max_freq")
+        if rated and cap_before and cap_before < rated * th.same_freq:
+            verdict.reasons.append(f"note: {name} limited to {cap_before // 1000} of {rated // 1000} MHz by its settings")
+        share = below_top(pol_before, pol_after, th=th)
+        governor = pol_before.get("scaling_governor") or pol_after.get("scaling_governor")
+        if share is not None and governor == "performance" and share > th.host_below_top_fraction:
+            verdict.add(THROTTLED, f"{name} ({governor}) spent {share:.0%} of the run below {top_khz(pol_before) // 1000} MHz")
+        clocks[name] = {"governor": governor, "mean_khz": _round(mean_khz(pol_before, pol_after)),
+                        "below_top": _round(share, 3), "top_khz": top_khz(pol_before)}
+    if clocks:
+        verdict.facts["clocks"] = clocks
+    hot = hottest([before, after], th)
+    if hot:
+        verdict.facts["max_celsius"] = hot[1]
+        if hot[1] > th.hot_celsius:
+            verdict.add(HOT, f"{hot[0]} at {hot[1]:.1f} °C (limit {th.hot_celsius:.0f})")
+    for snap in (before, after):
+        gone = offline_cpus(snap)
+        if gone:
+            verdict.add(CORES_OFFLINE, f"CPUs {_cpu_list(gone)} offline ({snap.get('label') or 'snapshot'})")
+            break
+    online_before, online_after = (set(s.get("cpus", {}).get("online", [])) for s in (before, after))
+    if online_before and online_after and online_after < online_before:
+        verdict.add(CORES_OFFLINE, f"CPUs {_cpu_list(sorted(online_before - online_after))} went offline during the run")
+    swap_before = before.get("swap", {}).get("used_kb")
+    swap_after = after.get("swap", {}).get("used_kb")
+    if swap_before is not None and swap_after is not None and swap_after > swap_before:
+        verdict.reasons.append(f"note: swap use grew {swap_before} -> {swap_after} kB during the run")
+    return verdict
+
+
+def background_cores(cell: dict[str, Any]) -> float | None:
+    """CPU other processes used while a cell ran, in cores (1.0 = one core fully busy).
+
+    All non-idle time on the host minus what the benchmark and its children used (the shell's
+    cutime/cstime), over the elapsed ticks per CPU.  Both sides are in USER_HZ ticks.
+    """
+    run = cell.get("run", {})
+    times_before = cell.get("before", {}).get("cpu_times", {})
+    times_after = cell.get("after", {}).get("cpu_times", {})
+    if "cpu" not in times_before or "cpu" not in times_after:
+        return None
+    if run.get("children_before") is None or run.get("children_after") is None:
+        return None
+    ncpu = sum(1 for name in times_after if name != "cpu") or 1
+    busy = _busy_ticks(times_after["cpu"]) - _busy_ticks(times_before["cpu"])
+    total = sum(times_after["cpu"][:8]) - sum(times_before["cpu"][:8])
+    ticks_per_cpu = total / ncpu
+    if ticks_per_cpu < 20:  # under ~0.2 s: too short to judge
+        return None
+    own = run["children_after"] - run["children_before"]
+    return max(0.0, (busy - own) / ticks_per_cpu)
+
+
+def _busy_ticks(fields: list[int]) -> int:
+    # user nice system idle iowait irq softirq steal (guest time is already in user)
+    padded = list(fields[:8]) + [0] * (8 - len(fields[:8]))
+    return sum(padded) - padded[3] - padded[4]
+
+
+def short_cpu_time(measurement: Measurement, nominal_seconds: float | None, th: Thresholds = THRESHOLDS) -> bool:
+    """A progress line says openssl got much less CPU than the seconds it ran for."""
+    if not nominal_seconds or measurement.seconds is None:
+        return False
+    return measurement.seconds < nominal_seconds * th.cpu_seconds_ratio
+
+
+def observed_cpus(cell: dict[str, Any]) -> list[int]:
+    """CPUs the benchmark process was seen on (the wrapper's first sample may still be `taskset`)."""
+    samples = cell.get("run", {}).get("samples", [])
+    if len(samples) > 1 and samples[0].get("comm") != samples[-1].get("comm"):
+        samples = samples[1:]
+    return sorted({s["cpu"] for s in samples if isinstance(s.get("cpu"), int)})
+
+
+def _policies_for(cpus: list[int], policies: dict[str, Any]) -> list[str]:
+    names = []
+    for name, pol in policies.items():
+        members = pol.get("related_cpus") or pol.get("affected_cpus") or _policy_number(name)
+        if set(members) & set(cpus):
+            names.append(name)
+    return names
+
+
+def _policy_number(name: str) -> list[int]:
+    """policyN is named after its first CPU (cpuN/cpufreq on old kernels)."""
+    match = re.fullmatch(r"(?:policy|cpu)(\d+)", name)
+    return [int(match.group(1))] if match else []
+
+
+def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterable[Measurement] = (),
+                 nominal_seconds: float | None = None, host_before: dict[str, Any] | None = None,
+                 pinned_cpu: int | None = None, th: Thresholds = THRESHOLDS) -> Verdict:
+    """Flags for one cell from its evidence (parse_cell) and the measurements its log gave.
+
+    `nominal_seconds`: what each timed run asked for (-seconds N; 3 on 1.0.x); `host_before`:
+    the host snapshot before the matrix (it knows each policy's top clock); `pinned_cpu`: the
+    core a pinned cell was meant to run on.
+    """
+    verdict = Verdict()
+    if pinned_cpu is not None:
+        check = pinning_held(cell.get("run", {}), pinned_cpu)
+        verdict.facts["pinning"] = check.to_dict()
+        if check.held is False:
+            verdict.add(PIN_FAILED, check.reason)
+    before, after = cell.get("before", {}), cell.get("after", {})
+    background = background_cores(cell)
+    if background is not None:
+        verdict.facts["background_cores"] = round(background, 2)
+        if background > th.background_cores:
+            verdict.add(BUSY, f"other processes used {background:.2f} cores while it ran")
+    short = [m for m in measurements if short_cpu_time(m, nominal_seconds, th)]
+    if short:
+        worst = min(short, key=lambda m: m.seconds or 0.0)
+        verdict.add(BUSY, f"{worst.algorithm} {worst.block_size or worst.operation or ''}".rstrip()
+                    + f" got {worst.seconds:.2f}s of CPU in {nominal_seconds:g}s")
+    bits = _throttled_bits_reason(before, after)
+    if bits:
+        verdict.add(THROTTLED, bits)
+    seen = observed_cpus(cell)
+    if seen:
+        verdict.facts["cpus"] = seen
+    policies = after.get("policies", {})
+    host_policies = (host_before or {}).get("policies", {})
+    judged = _policies_for(seen, policies) if seen else list(policies)
+    shares: dict[str, float] = {}
+    for name in judged:
+        pol_before = before.get("policies", {}).get(name, {})
+        top = top_khz(host_policies.get(name) or pol_before)
+        share = below_top(pol_before, policies[name], top, th)
+        if share is not None:
+            shares[name] = share
+            clock = mean_khz(pol_before, policies[name])
+            if clock:
+                verdict.facts.setdefault("clock_khz", {})[name] = round(clock)
+    if shares:
+        # single-thread and not seen: it ran on the policy that was busiest, i.e. the least below top
+        name = min(shares, key=shares.__getitem__) if (threads == 1 and not seen) else max(shares, key=shares.__getitem__)
+        top = top_khz(host_policies.get(name) or before.get("policies", {}).get(name, {}))
+        if shares[name] > th.below_top_fraction:
+            verdict.add(THROTTLED, f"{name} spent {shares[name]:.0%} of the cell below {top // 1000} MHz")
+    hot = hottest([after], th)
+    if hot:
+        verdict.facts["max_celsius"] = hot[1]
+        if hot[1] > th.hot_celsius:
+            verdict.add(HOT, f"{hot[0]} at {hot[1]:.1f} °C (limit {th.hot_celsius:.0f})")
+    return verdict
+
+
+def sample_key(m: Measurement) -> tuple[Any, ...]:
+    """What makes repeats of the same cell the same cell."""
+    return (m.algorithm, m.block_size, m.operation, m.threads, m.api, m.openssl_version)
+
+
+def few_samples(measurements: Iterable[Measurement], th: Thresholds = THRESHOLDS) -> set[tuple[Any, ...]]:
+    """Cells with fewer successful repeats than a verdict needs."""
+    counts: dict[tuple[Any, ...], int] = {}
+    for m in measurements:
+        if m.status == "ok":
+            counts[sample_key(m)] = counts.get(sample_key(m), 0) + 1
+    return {key for key, n in counts.items() if n < th.min_repeats}
+
+
+def apply_flags(measurements: Iterable[Measurement], flags: Iterable[str]) -> None:
+    """Add flags to measurements, once each, in the order of ALL_FLAGS."""
+    wanted = set(flags)
+    for m in measurements:
+        merged = set(m.flags) | wanted
+        m.flags = [f for f in ALL_FLAGS if f in merged] + sorted(merged - set(ALL_FLAGS))
+
+
+def mark_few_samples(measurements: list[Measurement], th: Thresholds = THRESHOLDS) -> None:
+    """Flag every measurement of a cell that has too few repeats (call only when a verdict is wanted)."""
+    thin = few_samples(measurements, th)
+    apply_flags([m for m in measurements if sample_key(m) in thin], [FEW_SAMPLES])
+
+
+def _round(value: float | None, digits: int = 0) -> float | int | None:
+    if value is None:
+        return None
+    return round(value) if digits == 0 else round(value, digits)
+
+
+def _cpu_list(cpus: list[int]) -> str:
+    return ",".join(str(c) for c in cpus)

@@ -1,0 +1,139 @@
+"""--budget: duration parsing and the drop order, with a planner that does matrix-like arithmetic."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from orchestrator.budget import CELL_OVERHEAD_SECONDS, fit_budget, parse_duration, planned_seconds
+from orchestrator.errors import UserError
+
+ALL_SIZES = (16, 64, 256, 1024, 8192, 16384)
+OLD_SIZES = (16, 64, 256, 1024, 8192)
+LEGACY = {"aes-128-cbc", "aes-256-cbc", "sha256", "sha512"}
+PUBKEY = {"rsa2048", "ecdsap256", "ed25519"}
+
+
+@dataclass(frozen=True)
+class Request:  # the fields of matrix.MatrixRequest that budget changes
+    algorithms: tuple = ("aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305",
+                         "sha256", "sha512", "rsa2048", "ecdsap256", "ed25519")
+    sizes: tuple | None = None
+    threads: tuple = ("1", "all")
+    apis: tuple = ("evp", "legacy")
+    seconds: int | None = None
+    repeat: int = 1
+
+
+@dataclass
+class Cell:
+    seconds: float
+    sizes: tuple
+
+
+@dataclass
+class Plan:
+    cells: list
+
+
+def planner(has_seconds: bool = True, sizes_available: tuple = ALL_SIZES, cpus: int = 4):
+    """Independent arithmetic: symmetric cells len(sizes) x seconds, public-key 2 ops x seconds."""
+    def plan(req: Request) -> Plan:
+        sec = req.seconds if (req.seconds and has_seconds) else None
+        sizes = tuple(s for s in (req.sizes or sizes_available) if s in sizes_available)
+        threads = {1 if t == "1" else cpus for t in req.threads}
+        cells = []
+        for _ in range(req.repeat):
+            for algo in req.algorithms:
+                for _t in threads:
+                    if algo in PUBKEY:
+                        cells.append(Cell(2 * (sec or 10), ()))
+                        continue
+                    for api in req.apis:
+                        if api == "legacy" and algo not in LEGACY:
+                            continue
+                        # without -seconds (1.0.x) the whole default table runs whatever sizes are kept
+                        run_sizes = sizes if has_seconds else sizes_available
+                        cells.append(Cell(len(run_sizes) * (sec or 3), sizes))
+        return Plan(cells)
+    return plan
+
+
+@pytest.mark.parametrize("text, seconds", [("10m", 600), ("90s", 90), ("1h30m", 5400), ("45", 45),
+                                           ("1h", 3600), ("2m30s", 150), (" 1.5m ", 90), ("1H", 3600)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "ten minutes", "10x", "m", "-5m", "0s", "1m1h"])
+def test_bad_durations_say_what_to_write(text):
+    with pytest.raises(UserError, match="10m|longer than 0"):
+        parse_duration(text)
+
+
+def test_a_plan_that_fits_is_left_alone():
+    req = Request()
+    result = fit_budget(req, planner(), 3600)
+    assert result.fits and result.dropped == [] and result.request == req
+    assert result.planned_seconds == planned_seconds(planner()(req))
+    assert "plan fits the budget" in result.message
+
+
+def test_five_minutes_on_a_modern_host_drops_sizes_then_legacy():
+    full = planned_seconds(planner()(Request()))
+    assert full > 300  # the default matrix takes ~9 minutes
+    result = fit_budget(Request(), planner(), 300)
+    assert result.fits and result.planned_seconds <= 300
+    assert result.request.sizes == (16, 1024, 16384)
+    assert result.dropped[0].startswith("sizes 64,256,8192 (kept 16,1024,16384) (saves ")
+    assert result.dropped[1].startswith("legacy API cells")
+    assert len(result.dropped) == 2
+    # everything else the user asked for is still there
+    assert len(result.request.algorithms) == 10 and result.request.threads == ("1", "all")
+    assert result.message.startswith("to fit 5m00s; dropped: sizes 64,256,8192")
+
+
+def test_drop_order_goes_legacy_then_seconds_then_repeats():
+    req = Request(repeat=3, seconds=3)
+    steps = fit_budget(req, planner(), 120).dropped
+    kinds = [s.split(" ")[0] for s in steps]
+    assert kinds[:5] == ["sizes", "legacy", "-seconds", "repeat", "repeat"], steps
+    assert "repeat 3 -> 2" in steps[3]
+
+
+def test_algorithms_go_least_asked_first_and_one_always_stays():
+    result = fit_budget(Request(), planner(), 1)
+    assert not result.fits
+    assert result.request.algorithms == ("aes-128-gcm",)
+    dropped_algos = [s.split()[1] for s in result.dropped if s.startswith("algorithm")]
+    assert dropped_algos[:3] == ["sha512", "ed25519", "ecdsap256"]
+    assert dropped_algos[-1] == "chacha20-poly1305"
+    assert result.request.threads == ("all",)
+    assert result.request.sizes == (1024,)
+    assert "cannot fit 1s: the smallest plan takes" in result.message and "raise --budget" in result.message
+
+
+def test_user_named_algorithms_outlast_the_defaults():
+    req = Request(algorithms=("camellia-128-cbc", "sha512", "aes-128-gcm"))
+    result = fit_budget(req, planner(), 4)
+    assert result.request.algorithms == ("camellia-128-cbc",)
+    assert result.fits
+
+
+def test_a_host_without_seconds_keeps_its_fixed_time():
+    # OpenSSL 1.0.x: -seconds does not exist, and filtering sizes saves nothing (the table runs anyway)
+    plan = planner(has_seconds=False, sizes_available=OLD_SIZES)
+    result = fit_budget(Request(repeat=2), plan, 400)
+    kinds = [s.split(" ")[0] for s in result.dropped]
+    assert "-seconds" not in kinds and "sizes" not in kinds
+    assert kinds[:2] == ["legacy", "repeat"]
+
+
+def test_overheads_count():
+    plan = planner()(Request(algorithms=("aes-128-gcm",), threads=("1",), apis=("evp",), sizes=(1024,), seconds=1))
+    assert planned_seconds(plan) == 1 + CELL_OVERHEAD_SECONDS
+    assert planned_seconds(plan, cell_overhead=0, fixed=30) == 31
+    tight = fit_budget(Request(algorithms=("aes-128-gcm",), threads=("1",), apis=("evp",)), planner(), 20,
+                       fixed_seconds=15)
+    assert tight.fits and tight.planned_seconds <= 20
+    assert tight.to_dict()["fits"] is True

@@ -1,0 +1,102 @@
+"""Cluster detection, pin targets and the pinning check."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.clusters import Cluster, detect_clusters, pin_targets, pinned_command, pinning_held
+from orchestrator.model import CpuFacts
+from orchestrator.parse.conditions import parse_cell, parse_conditions
+from orchestrator.parse.cpuinfo import parse_cpuinfo
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def snap(name: str) -> dict:
+    return parse_conditions((DATA / "conditions" / name).read_text())
+
+
+def test_big_little_from_cpufreq_policies_fastest_first():
+    clusters = detect_clusters(snap("rk3576-before.txt"))
+    assert [(c.cpus, c.source, c.max_khz, c.capacity) for c in clusters] == [
+        ([4, 5, 6, 7], "cpufreq", 2304000, 1024),
+        ([0, 1, 2, 3], "cpufreq", 2208000, 530),
+    ]
+    assert pin_targets(clusters) == [7, 3]
+    assert clusters[0].label == "cpu4-7"
+
+
+def test_core_names_from_cpuinfo_label_the_clusters():
+    cpu = CpuFacts(cores=["Cortex-A53"] * 4 + ["Cortex-A72"] * 4)
+    clusters = detect_clusters(snap("rk3576-before.txt"), cpu)
+    assert [c.label for c in clusters] == ["Cortex-A72", "Cortex-A53"]
+    assert clusters[0].to_dict()["label"] == "Cortex-A72"
+
+
+def test_cpuinfo_part_alone_when_sysfs_says_nothing():
+    cpu = parse_cpuinfo((DATA / "facts" / "cpuinfo-aarch64-rock5b-rk3588.txt").read_text())
+    bare = {"cpus": {"online": list(range(8))},
+            "topology": {f"cpu{i}": {"physical_package_id": -1, "cluster_id": -1} for i in range(8)}}
+    clusters = detect_clusters(bare, cpu)
+    assert [(c.cpus, c.source, c.core) for c in clusters] == [
+        ([0, 1, 2, 3], "cpuinfo", "Cortex-A55"),
+        ([4, 5, 6, 7], "cpuinfo", "Cortex-A76"),
+    ]
+
+
+def test_topology_ids_on_older_kernels():
+    # before cluster_id existed, ARM kernels put the cluster number in physical_package_id
+    old = {"cpus": {"online": [0, 1, 2, 3, 4, 5]},
+           "topology": {f"cpu{i}": {"physical_package_id": 0 if i < 4 else 1} for i in range(6)}}
+    clusters = detect_clusters(old)
+    assert sorted(c.cpus for c in clusters) == [[0, 1, 2, 3], [4, 5]]
+    assert {c.source for c in clusters} == {"physical_package_id"}
+    new = {"cpus": {"online": [0, 1, 2, 3]},
+           "topology": {f"cpu{i}": {"physical_package_id": 0, "cluster_id": i // 2} for i in range(4)}}
+    assert sorted(c.cpus for c in detect_clusters(new)) == [[0, 1], [2, 3]]
+
+
+def test_per_core_policies_are_regrouped():
+    # x86 hybrid with one policy per core: P-cores 0-1 at 4.7 GHz, E-cores 2-5 at 3.4 GHz
+    policies = {f"policy{i}": {"related_cpus": [i], "cpuinfo_max_freq": 4700000 if i < 2 else 3400000} for i in range(6)}
+    clusters = detect_clusters({"cpus": {"online": list(range(6))}, "policies": policies})
+    assert [c.cpus for c in clusters] == [[0, 1], [2, 3, 4, 5]]
+    same = {f"policy{i}": {"related_cpus": [i], "cpuinfo_max_freq": 3000000} for i in range(4)}
+    assert [c.cpus for c in detect_clusters({"policies": same})] == [[0, 1, 2, 3]]
+
+
+def test_homogeneous_machines_have_one_cluster_and_no_pinning():
+    vm = snap("debian12-x86_64-vm-snapshot.txt")  # real: cluster_id 65535, one package
+    clusters = detect_clusters(vm)
+    assert [(c.cpus, c.source) for c in clusters] == [([0, 1], "all")]
+    assert pin_targets(clusters) == []
+    router = snap("openwrt-mips-1core.txt")
+    assert [c.cpus for c in detect_clusters(router)] == [[0]]
+    assert detect_clusters({}, CpuFacts(logical_cpus=2))[0].cpus == [0, 1]
+
+
+def test_offline_cpus_are_not_pin_targets():
+    s = snap("rk3576-before.txt")
+    s["cpus"]["online"] = [0, 1, 2, 3, 4, 5]
+    assert pin_targets(detect_clusters(s)) == [5, 3]
+
+
+def test_pinned_command():
+    assert pinned_command(3, ["openssl", "speed", "-evp", "aes-128-gcm"]) == [
+        "taskset", "-c", "3", "openssl", "speed", "-evp", "aes-128-gcm"]
+
+
+def test_pinning_evidence():
+    ok = parse_cell((DATA / "conditions" / "rk3576-cell-cpu7-ok.txt").read_text())["run"]
+    check = pinning_held(ok, 7)
+    assert check.held is True and check.seen == [7]  # the first sample was `taskset` still on CPU 4
+    assert pinning_held(ok, 6).held is False
+    moved = parse_cell((DATA / "conditions" / "rk3576-cell-pin-failed.txt").read_text())["run"]
+    check = pinning_held(moved, 7)
+    assert check.held is False and check.allowed == [4, 5, 6, 7] and check.seen == [4, 7]
+    no_mask = dict(moved, allowed_cpus=[])
+    assert pinning_held(no_mask, 7).reason == "ran on CPU 4,7, pinned to 7"
+    assert pinning_held({"samples": []}, 7).held is None
+
+
+def test_cluster_label_without_names():
+    assert Cluster(cpus=[0, 2], source="all").label == "cpu0,2"

@@ -1,0 +1,291 @@
+"""conditions.sh (under dash, bash and BusyBox ash, over fake sysfs trees) and its parser."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.parse.conditions import (
+    blocks,
+    millidegrees_to_c,
+    parse_all_conditions,
+    parse_cell,
+    parse_conditions,
+    parse_cpu_list,
+    parse_idle,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "playbooks" / "files" / "conditions.sh"
+DATA = ROOT / "tests" / "data" / "conditions"
+
+
+def _shells() -> list[list[str]]:
+    found = []
+    for shell in ("dash", "bash"):
+        if shutil.which(shell):
+            found.append([shell])
+    if shutil.which("busybox"):
+        found.append(["busybox", "ash"])
+    return found
+
+
+SHELLS = _shells()
+SHELL_IDS = [" ".join(s) for s in SHELLS]
+
+# RK3576 (Cortex-A53 x4 + Cortex-A72 x4): the clock steps of sbc-bench's armsom-sige5 report.
+A53_STEPS = (408000, 600000, 816000, 1008000, 1200000, 1416000, 1608000, 1800000, 2016000, 2208000)
+A72_STEPS = (408000, 600000, 816000, 1008000, 1200000, 1416000, 1608000, 1800000, 2016000, 2208000, 2304000)
+
+RK3576 = {
+    "cpus": {"online": "0-7", "offline": "", "present": "0-7", "possible": "0-7"},
+    "loadavg": "0.04 0.11 0.09 1/243 1822",
+    "stat": ["cpu  4705 12 3398 2270135 611 0 152 0 0 0"]
+    + [f"cpu{i} {500 + i} 1 {400 + i} 283700 70 0 19 0 0 0" for i in range(8)],
+    "policies": {
+        "policy0": {"related_cpus": "0 1 2 3", "affected_cpus": "0 1 2 3", "scaling_governor": "schedutil",
+                    "scaling_driver": "cpufreq-dt", "cpuinfo_min_freq": "408000", "cpuinfo_max_freq": "2208000",
+                    "scaling_min_freq": "408000", "scaling_max_freq": "2208000", "scaling_cur_freq": "408000",
+                    "time_in_state": [(f, 1000) for f in A53_STEPS]},
+        "policy4": {"related_cpus": "4 5 6 7", "affected_cpus": "4 5 6 7", "scaling_governor": "schedutil",
+                    "scaling_driver": "cpufreq-dt", "cpuinfo_min_freq": "408000", "cpuinfo_max_freq": "2304000",
+                    "scaling_min_freq": "408000", "scaling_max_freq": "2304000", "scaling_cur_freq": "600000",
+                    "time_in_state": [(f, 1000) for f in A72_STEPS]},
+    },
+    "thermal": {"thermal_zone0": ("soc-thermal", "38800"), "thermal_zone1": ("bigcore-thermal", "39700"),
+                "thermal_zone2": ("little_core-thermal", "38800"), "thermal_zone3": ("gpu-thermal", "37900"),
+                "thermal_zone4": ("npu-thermal", "37900"), "thermal_zone5": ("ddr-thermal", "38800")},
+    "topology": {i: {"physical_package_id": "0", "cluster_id": str(i // 4), "core_id": str(i % 4),
+                     "cpu_capacity": "530" if i < 4 else "1024"} for i in range(8)},
+    "meminfo": ["MemTotal:        8040000 kB", "MemFree:         7000000 kB", "MemAvailable:    7500000 kB",
+                "SwapTotal:       4020000 kB", "SwapFree:        4020000 kB"],
+    "swaps": ["Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority",
+              "/dev/zram0                              partition\t4020000\t\t0\t\t100"],
+    "crypto": (
+        "name         : gcm(aes)\ndriver       : gcm-aes-ce\nmodule       : kernel\npriority     : 300\n"
+        "refcnt       : 1\nselftest     : passed\ninternal     : no\ntype         : aead\n\n"
+        "name         : cbc(aes)\ndriver       : cbc-aes-ce\nmodule       : kernel\npriority     : 300\n"
+        "type         : skcipher\n\n"
+        "name         : crc32c\ndriver       : crc32c-generic\nmodule       : kernel\npriority     : 100\n"
+        "type         : shash\n\n"
+        "name         : sha256\ndriver       : sha256-ce\nmodule       : sha2_ce\npriority     : 200\n"
+        "type         : shash\n"  # the last entry has no blank line after it
+    ),
+}
+
+
+def make_sysroot(root: Path, spec: dict) -> Path:
+    """A fake /proc and /sys with only what `spec` names (everything else is missing)."""
+    proc, cpu = root / "proc", root / "sys/devices/system/cpu"
+    proc.mkdir(parents=True)
+    cpu.mkdir(parents=True)
+    (proc / "uptime").write_text("2839.50 21734.20\n")
+    if "loadavg" in spec:
+        (proc / "loadavg").write_text(spec["loadavg"] + "\n")
+    if "stat" in spec:
+        (proc / "stat").write_text("\n".join(spec["stat"]) + "\nintr 1 2 3\nctxt 99\n")
+    if "meminfo" in spec:
+        (proc / "meminfo").write_text("\n".join(spec["meminfo"]) + "\n")
+    if "swaps" in spec:
+        (proc / "swaps").write_text("\n".join(spec["swaps"]) + "\n")
+    if "crypto" in spec:
+        (proc / "crypto").write_text(spec["crypto"])
+    for name, value in spec.get("cpus", {}).items():
+        (cpu / name).write_text(value + "\n")
+    for name, pol in spec.get("policies", {}).items():
+        d = cpu / "cpufreq" / name
+        d.mkdir(parents=True)
+        for key, value in pol.items():
+            if key == "time_in_state":
+                (d / "stats").mkdir()
+                (d / "stats/time_in_state").write_text("".join(f"{f} {t}\n" for f, t in value))
+            else:
+                (d / key).write_text(value + "\n")
+    for zone, (kind, temp) in spec.get("thermal", {}).items():
+        z = root / "sys/class/thermal" / zone
+        z.mkdir(parents=True)
+        (z / "type").write_text(kind + "\n")
+        (z / "temp").write_text(temp + "\n")
+    for n, files in spec.get("topology", {}).items():
+        t = cpu / f"cpu{n}" / "topology"
+        t.mkdir(parents=True)
+        for key, value in files.items():
+            (t.parent if key in ("cpu_capacity", "online") else t).joinpath(key).write_text(value + "\n")
+    return root
+
+
+def run_script(shell: list[str], sysroot: Path | None, *args: str, path: str | None = None,
+               timeout: float = 30) -> subprocess.CompletedProcess:
+    env = {"PATH": path or "/usr/bin:/bin", "LC_ALL": "C"}
+    if sysroot is not None:
+        env["SSLBENCH_SYSROOT"] = str(sysroot)
+    return subprocess.run([*shell, str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+# --- the script over fake trees, in every shell ----------------------------------------------------
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_full_snapshot_of_a_big_little_board(shell, tmp_path):
+    root = make_sysroot(tmp_path / "rk3576", RK3576)
+    out = run_script(shell, root, "snapshot", "before")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    snap = parse_conditions(out.stdout)
+    assert snap["label"] == "before"
+    assert snap["loadavg"] == [0.04, 0.11, 0.09]
+    assert snap["running"] == 1 and snap["tasks"] == 243
+    assert sorted(snap["cpu_times"]) == ["cpu"] + [f"cpu{i}" for i in range(8)]
+    assert snap["cpu_times"]["cpu"][:4] == [4705, 12, 3398, 2270135]
+    big = snap["policies"]["policy4"]
+    assert big["related_cpus"] == [4, 5, 6, 7]
+    assert big["scaling_governor"] == "schedutil"
+    assert big["cpuinfo_max_freq"] == 2304000 and big["scaling_max_freq"] == 2304000
+    assert big["time_in_state"][-1] == [2304000, 1000] and len(big["time_in_state"]) == len(A72_STEPS)
+    assert snap["policies"]["policy0"]["affected_cpus"] == [0, 1, 2, 3]
+    assert snap["thermal"]["thermal_zone1"] == {"type": "bigcore-thermal", "temp_c": 39.7}
+    assert snap["cpus"] == {"online": list(range(8)), "offline": [], "present": list(range(8)),
+                            "possible": list(range(8))}
+    assert snap["topology"]["cpu5"] == {"physical_package_id": 0, "cluster_id": 1, "core_id": 1, "cpu_capacity": 1024}
+    assert snap["swap"] == {"total_kb": 4020000, "free_kb": 4020000, "used_kb": 0}
+    assert snap["memory"]["mem_available_kb"] == 7500000
+    assert snap["swaps"] == [{"device": "/dev/zram0", "type": "partition", "size_kb": 4020000, "used_kb": 0}]
+    names = [(c["name"], c["driver"], c["priority"]) for c in snap["crypto"]]
+    assert names == [("gcm(aes)", "gcm-aes-ce", 300), ("cbc(aes)", "cbc-aes-ce", 300), ("sha256", "sha256-ce", 200)]
+    assert "no vcgencmd (not a Raspberry Pi firmware)" in snap["notes"]
+    assert "throttled" not in snap
+    assert json.loads(json.dumps(snap)) == snap  # goes into run.json unchanged
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_every_missing_file_gives_a_note_not_an_error(shell, tmp_path):
+    root = make_sysroot(tmp_path / "bare", {})  # only /proc/uptime exists
+    out = run_script(shell, root, "snapshot", "bare")
+    assert out.returncode == 0
+    assert out.stderr == ""
+    snap = parse_conditions(out.stdout)
+    for expected in ("no /proc/loadavg", "no /proc/stat", "no /proc/meminfo", "no /proc/crypto",
+                     "no /proc/swaps", "no /sys/devices/system/cpu/online", "no /sys/devices/system/cpu/offline"):
+        assert expected in snap["notes"]
+    assert any(n.startswith("no /sys/devices/system/cpu/cpufreq policies") for n in snap["notes"])
+    assert any(n.startswith("no /sys/class/thermal zones") for n in snap["notes"])
+    assert "policies" not in snap and "thermal" not in snap and "loadavg" not in snap
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_policy_without_stats_and_old_kernel_layout(shell, tmp_path):
+    spec = {"cpus": {"online": "0-1", "offline": ""}}
+    root = make_sysroot(tmp_path / "old", spec)
+    # pre-4.3 kernels: no policyN directories, cpuN/cpufreq instead; no CONFIG_CPU_FREQ_STAT
+    d = root / "sys/devices/system/cpu/cpu0/cpufreq"
+    d.mkdir(parents=True)
+    (d / "scaling_governor").write_text("ondemand\n")
+    (d / "scaling_cur_freq").write_text("400000\n")
+    (d / "related_cpus").write_text("0 1\n")
+    snap = parse_conditions(run_script(shell, root).stdout)
+    assert snap["policies"]["cpu0"]["scaling_governor"] == "ondemand"
+    assert snap["policies"]["cpu0"]["scaling_cur_freq"] == 400000
+    assert snap["policies"]["cpu0"]["related_cpus"] == [0, 1]
+    assert "no /sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state (kernel without CONFIG_CPU_FREQ_STAT)" in snap["notes"]
+    assert "no /sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq" in snap["notes"]
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_vcgencmd_get_throttled_is_recorded(shell, tmp_path):
+    root = make_sysroot(tmp_path / "pi", {"cpus": {"online": "0-3"}})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "vcgencmd"
+    # test stand-in for the Raspberry Pi firmware tool: prints what a Pi 4 on a weak supply prints
+    fake.write_text('#!/bin/sh\n[ "$1" = get_throttled ] && echo "throttled=0x50005"\n')
+    fake.chmod(0o755)
+    snap = parse_conditions(run_script(shell, root, path=f"{bin_dir}:/usr/bin:/bin").stdout)
+    assert snap["throttled"] == 0x50005
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_quick_snapshot_keeps_only_what_changes(shell, tmp_path):
+    root = make_sysroot(tmp_path / "rk", RK3576)
+    snap = parse_conditions(run_script(shell, root, "quick", "cell-before").stdout)
+    assert snap["label"] == "cell-before"
+    assert snap["policies"]["policy4"]["time_in_state"]
+    assert snap["policies"]["policy4"]["related_cpus"] == [4, 5, 6, 7]
+    assert snap["policies"]["policy4"]["scaling_max_freq"] == 2304000
+    assert "cpuinfo_max_freq" not in snap["policies"]["policy4"]
+    assert "crypto" not in snap and "topology" not in snap and "swap" not in snap
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_cell_wrapper_to_stdout_puts_evidence_after_the_output(shell, tmp_path):
+    out = subprocess.run([*shell, str(SCRIPT), "cell", "-", "--", "echo", "hello"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    assert out.stdout.startswith("hello\n")
+    assert parse_cell(out.stdout)["run"]["command"] == "echo hello"
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_usage_errors_exit_2(shell):
+    out = subprocess.run([*shell, str(SCRIPT), "bogus"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 2 and "usage:" in out.stderr
+    out = subprocess.run([*shell, str(SCRIPT), "cell", "x"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 2
+
+
+def test_script_has_no_bashisms():
+    text = SCRIPT.read_text()
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    for bashism in ("[[", "+=", "<<<", "function ", "local ", "declare ", "${!", "$'"):
+        assert bashism not in code, bashism
+
+
+# --- the parser on captured texts ------------------------------------------------------------------
+
+def test_cpu_lists():
+    assert parse_cpu_list("0-3,6") == [0, 1, 2, 3, 6]
+    assert parse_cpu_list("4 5 6 7") == [4, 5, 6, 7]
+    assert parse_cpu_list("") == []
+    assert parse_cpu_list("<unknown>") == []
+
+
+def test_temperatures_in_millidegrees_or_degrees():
+    assert millidegrees_to_c("45000") == 45.0
+    assert millidegrees_to_c("-5500") == -5.5
+    assert millidegrees_to_c("52") == 52.0  # old drivers report whole degrees
+    assert millidegrees_to_c("N/A") is None
+
+
+def test_real_capture_from_this_debian_vm():
+    snap = parse_conditions((DATA / "debian12-x86_64-vm-snapshot.txt").read_text())
+    assert snap["cpus"]["online"] == [0, 1]
+    assert "policies" not in snap
+    assert any("cpufreq" in n for n in snap["notes"])
+    assert snap["tools"]["taskset"] == "/usr/bin/taskset"
+    assert snap["topology"]["cpu0"]["cluster_id"] == 65535
+
+
+def test_snapshot_inside_other_output_and_cut_short():
+    text = ("TASK [bench] ****\nok: [r1] => \n" + (DATA / "rk3576-before.txt").read_text()
+            + "PLAY RECAP\n@@ begin sslbench-conditions 1 after\n@@ loadavg\nloadavg 2.00 1.00 0.50 3/100 1\n@@ thermal thermal_zone0\ntype soc-thermal\n")
+    snaps = parse_all_conditions(text)
+    assert [s["label"] for s in snaps] == ["before", "after"]
+    assert snaps[1]["loadavg"] == [2.0, 1.0, 0.5]
+    assert snaps[1]["thermal"] == {"thermal_zone0": {"type": "soc-thermal"}}
+    assert [kind for kind, _, _ in blocks(text)] == ["conditions", "conditions"]
+
+
+def test_cell_sample_cut_when_the_sampler_was_stopped():
+    text = ("@@ begin sslbench-cell 1 run\ncommand openssl speed\nchildren_before 0 0\n"
+            "sample 10.00 3 0 0 taskset\nsample 11.00 3 98 1 openssl\nsample 12.0\n"
+            "children_after 199 2\nexit 0\n@@ end sslbench-cell\n")
+    run = parse_cell(text)["run"]
+    assert run["samples"] == [{"uptime": 10.0, "cpu": 3, "ticks": 0, "comm": "taskset"},
+                              {"uptime": 11.0, "cpu": 3, "ticks": 99, "comm": "openssl"}]
+    assert run["children_after"] == 201 and run["exit"] == 0
+
+
+def test_idle_absent_gives_empty():
+    assert parse_idle("nothing here") == {}
+    assert parse_conditions("") == {}

@@ -1,0 +1,208 @@
+"""Validity flags from captured condition texts (tests/data/conditions) and measurements."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.model import Measurement
+from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.validity import (
+    BUSY,
+    CORES_OFFLINE,
+    FEW_SAMPLES,
+    HOT,
+    PIN_FAILED,
+    THRESHOLDS,
+    THROTTLED,
+    Thresholds,
+    apply_flags,
+    background_cores,
+    below_top,
+    cell_verdict,
+    decode_throttled,
+    host_verdict,
+    mark_few_samples,
+    mean_khz,
+    offline_cpus,
+    short_cpu_time,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "conditions"
+
+
+def snap(name: str) -> dict:
+    return parse_conditions((DATA / name).read_text())
+
+
+def cell(name: str) -> dict:
+    return parse_cell((DATA / name).read_text())
+
+
+def test_get_throttled_bits_decoded():
+    assert decode_throttled(0x50005) == {"now": ["under-voltage", "throttled"],
+                                         "since_boot": ["under-voltage", "throttled"]}
+    assert decode_throttled(0x20002) == {"now": ["arm frequency capped"], "since_boot": ["arm frequency capped"]}
+    assert decode_throttled(0x80000) == {"now": [], "since_boot": ["soft temperature limit"]}
+    assert decode_throttled(0) == {"now": [], "since_boot": []}
+    assert decode_throttled(None) == {"now": [], "since_boot": []}
+
+
+def test_quiet_big_little_run_has_no_flags():
+    verdict = host_verdict(snap("rk3576-before.txt"), snap("rk3576-after-calm.txt"))
+    assert verdict.flags == []
+    assert verdict.facts["max_celsius"] == 61.2
+    clocks = verdict.facts["clocks"]
+    # schedutil idles low between cells: reported, not flagged
+    assert clocks["policy4"]["governor"] == "schedutil"
+    assert clocks["policy4"]["top_khz"] == 2304000
+    assert 0 < clocks["policy4"]["below_top"] < 0.02
+
+
+def test_hot_and_capped_big_cluster_is_flagged():
+    verdict = host_verdict(snap("rk3576-before.txt"), snap("rk3576-after-hot-capped.txt"))
+    assert THROTTLED in verdict.flags and HOT in verdict.flags
+    assert any("policy4 max clock lowered 2304 -> 1800 MHz" in r for r in verdict.reasons)
+    assert any("bigcore-thermal" in r and "86.1" in r for r in verdict.reasons)
+    assert any("swap use grew 0 -> 30000 kB" in r for r in verdict.reasons)
+    assert BUSY not in verdict.flags and CORES_OFFLINE not in verdict.flags
+
+
+def test_raspberry_pi_firmware_bits():
+    verdict = host_verdict(snap("pi4-before.txt"), snap("pi4-after-capped.txt"))
+    assert verdict.flags == [THROTTLED]
+    assert verdict.reasons[0] == "throttled: get_throttled=0x20002: arm frequency capped"
+    # 79.4 °C is under the 80 °C limit; a stricter limit flags it
+    assert HOT in host_verdict(snap("pi4-before.txt"), snap("pi4-after-capped.txt"), th=Thresholds(hot_celsius=75)).flags
+    undervolt = snap("pi4-undervoltage.txt")
+    verdict = host_verdict(undervolt, undervolt)
+    assert "under-voltage, throttled" in verdict.reasons[0]
+
+
+def test_sticky_bits_only_count_when_they_appear_during_the_run():
+    before, after = snap("pi4-before.txt"), snap("pi4-before.txt")
+    before["throttled"], after["throttled"] = 0x80000, 0x80000  # soft limit hit before we started
+    assert THROTTLED not in host_verdict(before, after).flags
+    after["throttled"] = 0xA0000
+    verdict = host_verdict(before, after)
+    assert THROTTLED in verdict.flags and "arm frequency capped during the run" in verdict.reasons[0]
+
+
+def test_performance_governor_below_top_is_throttling():
+    before, after = snap("rk3576-before.txt"), snap("rk3576-after-calm.txt")
+    for s in (before, after):
+        s["policies"]["policy4"]["scaling_governor"] = "performance"
+    # the calm run spent ~1 % of its time low: with performance that is still 1 % below 2 %
+    assert THROTTLED not in host_verdict(before, after).flags
+    after["policies"]["policy4"]["time_in_state"][7][1] += 3000  # 30 s at 1.8 GHz
+    verdict = host_verdict(before, after)
+    assert THROTTLED in verdict.flags
+    assert any("policy4 (performance) spent" in r for r in verdict.reasons)
+
+
+def test_cores_offline_only_counts_present_cpus():
+    vm = snap("vm-cores-offline.txt")
+    assert offline_cpus(vm) == [2, 3]  # 4-7 are possible, not present
+    verdict = host_verdict(vm, vm)
+    assert verdict.flags == [CORES_OFFLINE]
+    assert "CPUs 2,3 offline" in verdict.reasons[0]
+    calm = snap("rk3576-before.txt")
+    dropped = snap("rk3576-after-calm.txt")
+    dropped["cpus"]["online"] = [0, 1, 2, 3, 4, 5]
+    assert CORES_OFFLINE in host_verdict(calm, dropped).flags
+
+
+def test_idle_gate_that_timed_out_makes_the_host_busy():
+    gate = parse_idle("@@ begin sslbench-idle 1 gate\nparams max=60 load=0.3 quiet=30 sample=5 cpu_limit=0.25\n"
+                      "sample waited=5 load1=112 cpu_centicores=101\nidle no waited=60 reason=timeout\n@@ end sslbench-idle\n")
+    verdict = host_verdict({}, {}, gate)
+    assert verdict.flags == [BUSY]
+    assert "not idle after 60 s (load 1.12, 1.01 cores busy)" in verdict.reasons[0]
+    ok = dict(gate, idle=True)
+    assert host_verdict({}, {}, ok).flags == []
+
+
+def test_router_without_cpufreq_or_thermal_gets_no_false_flags():
+    router = snap("openwrt-mips-1core.txt")
+    verdict = host_verdict(router, router)
+    assert verdict.flags == []
+    assert "clocks" not in verdict.facts and "max_celsius" not in verdict.facts
+
+
+def test_clean_pinned_cell():
+    c = cell("rk3576-cell-cpu7-ok.txt")
+    host_before = snap("rk3576-before.txt")
+    verdict = cell_verdict(c, threads=1, nominal_seconds=3, pinned_cpu=7, host_before=host_before)
+    assert verdict.flags == []
+    assert verdict.facts["cpus"] == [7]
+    assert verdict.facts["pinning"]["held"] is True
+    assert verdict.facts["background_cores"] < 0.05
+    assert verdict.facts["clock_khz"] == {"policy4": 2288287}  # (1795 ticks at 2304 MHz + 15 at 408 MHz) / 1810
+
+
+def test_throttled_cell_on_the_big_cluster():
+    verdict = cell_verdict(cell("rk3576-cell-cpu7-throttled.txt"), threads=1, pinned_cpu=7,
+                           host_before=snap("rk3576-before.txt"))
+    assert THROTTLED in verdict.flags and HOT in verdict.flags
+    assert any("policy4 spent 34% of the cell below 2304 MHz" in r for r in verdict.reasons)
+    # the idle LITTLE cluster sat at 408 MHz the whole time: not judged, the cell never ran there
+    assert "policy0" not in verdict.facts["clock_khz"]
+
+
+def test_pinning_that_did_not_hold():
+    verdict = cell_verdict(cell("rk3576-cell-pin-failed.txt"), threads=1, pinned_cpu=7)
+    assert verdict.flags == [PIN_FAILED]
+    assert verdict.facts["pinning"]["held"] is False
+    assert "allowed on CPUs 4-7, not only 7" in verdict.reasons[0]
+
+
+def test_background_hog_makes_the_cell_busy():
+    c = cell("rk3576-cell-busy-hog.txt")
+    assert background_cores(c) == pytest.approx(1.0, abs=0.02)
+    verdict = cell_verdict(c, threads=1, pinned_cpu=7)
+    assert verdict.flags == [BUSY]
+    assert "other processes used 1.00 cores" in verdict.reasons[0]
+
+
+def test_progress_line_with_little_cpu_time_is_busy():
+    good = Measurement("aes-128-gcm", 16, 1e8, seconds=2.97)
+    starved = Measurement("aes-128-gcm", 1024, 1e8, seconds=1.52)
+    assert not short_cpu_time(good, 3)
+    assert short_cpu_time(starved, 3)
+    assert not short_cpu_time(starved, None)  # nominal unknown: no judgement
+    verdict = cell_verdict({}, measurements=[good, starved], nominal_seconds=3)
+    assert verdict.flags == [BUSY]
+    assert verdict.reasons == ["busy: aes-128-gcm 1024 got 1.52s of CPU in 3s"]
+
+
+def test_unpinned_single_thread_is_judged_on_its_busiest_policy():
+    c = cell("rk3576-cell-cpu7-ok.txt")
+    for key in ("samples", "allowed_cpus"):
+        c["run"].pop(key)
+    assert cell_verdict(c, threads=1).flags == []  # policy0 idled low, policy4 ran at the top
+    assert THROTTLED in cell_verdict(c, threads=8).flags  # all-core: the idle LITTLE cluster counts
+
+
+def test_below_top_and_mean_clock():
+    before = {"time_in_state": [[600000, 100], [1500000, 100]], "scaling_max_freq": 1500000}
+    after = {"time_in_state": [[600000, 150], [1500000, 250]]}
+    assert below_top(before, after) == pytest.approx(0.25)
+    assert mean_khz(before, after) == pytest.approx((600000 * 50 + 1500000 * 150) / 200)
+    assert below_top(before, before) is None
+
+
+def test_few_samples_and_flag_merging():
+    ms = [Measurement("aes-128-gcm", 1024, 1.0, repeat=r) for r in range(4)]
+    ms += [Measurement("sha256", 1024, 1.0, repeat=r) for r in range(3)]
+    ms.append(Measurement("sha512", 1024, None, status="error"))
+    mark_few_samples(ms)
+    assert all(FEW_SAMPLES not in m.flags for m in ms[:4])
+    assert all(m.flags == [FEW_SAMPLES] for m in ms[4:7])
+    apply_flags(ms[4:5], [BUSY, FEW_SAMPLES, "custom"])
+    assert ms[4].flags == [BUSY, FEW_SAMPLES, "custom"]
+
+
+def test_thresholds_live_in_one_place():
+    assert THRESHOLDS.hot_celsius == 80.0
+    assert THRESHOLDS.min_repeats == 4
+    assert THRESHOLDS.cpu_seconds_ratio == 0.90
