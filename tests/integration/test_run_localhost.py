@@ -1,0 +1,121 @@
+"""`sslbench run` end to end on this machine (ansible_connection: local) with a tiny matrix."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator import store
+from orchestrator.model import HOST_FAILED, HOST_OK, OK
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl on this machine")]
+
+SSLBENCH = str(Path(sys.executable).parent / "sslbench")
+TINY = ["--algorithms", "aes-128-gcm,sha256,ed25519", "--sizes", "1024", "--threads", "1", "--seconds", "1"]
+
+
+def sslbench(*args, cwd=None, timeout=180):
+    return subprocess.run([SSLBENCH, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def only_run(results: Path) -> Path:
+    runs = store.list_runs(results)
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def openssl_speed_processes(marker: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+def test_run_on_localhost_stores_parses_and_reports(tmp_path):
+    before = {p.name for p in Path("/tmp").glob("sslbench.*")}
+    result = sslbench("run", *TINY, "--results", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    run_dir = only_run(tmp_path)
+    run = store.load_run(run_dir)
+    assert run.command[:2] == ["sslbench", "run"] and run.matrix["seconds"] == 1
+    [host] = run.hosts
+    assert host.status == HOST_OK and host.reason is None
+    assert host.os.family and host.cpu.logical_cpus and host.openssl.version
+    ok = {(m.algorithm, m.api, m.block_size, m.operation) for m in host.measurements if m.status == OK}
+    assert ("aes-128-gcm", "evp", 1024, None) in ok and ("sha256", "legacy", 1024, None) in ok
+    assert ("ed25519", None, None, "sign") in ok
+    assert all(m.openssl_version == host.openssl.version for m in host.measurements)
+    logs = sorted(p.name for p in (run_dir / "localhost").glob("*.log"))
+    assert len(logs) == 4 and all((run_dir / rel).is_file() for rel in host.logs)
+    assert "PLAY" in (run_dir / "ansible-stdout.txt").read_text()
+    assert "aes-128-gcm" in result.stdout and "1024 B MB/s" in result.stdout  # the table is printed
+    # no work dir left behind on the host
+    assert {p.name for p in Path("/tmp").glob("sslbench.*")} == before
+
+    report = sslbench("report", str(run_dir), "--format", "json")
+    assert report.returncode == 0, report.stderr
+    records = json.loads(report.stdout)
+    gcm = [r for r in records if r["algorithm"] == "aes-128-gcm"]
+    assert gcm and gcm[0]["host"] == "localhost" and gcm[0]["block_size"] == 1024 and gcm[0]["threads"] == 1
+    assert gcm[0]["api"] == "evp" and gcm[0]["bytes_per_second"] > 1e6
+    latest = sslbench("report", "--results", str(tmp_path), "--format", "csv")
+    assert latest.returncode == 0 and latest.stdout.startswith("algorithm,api,threads,host")
+
+
+def test_hosts_shows_facts_and_plan_without_benchmarking(tmp_path):
+    result = sslbench("hosts", "--algorithms", "aes-128-gcm", "--threads", "1", "--seconds", "2", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["host"] == "localhost" and row["status"] == "ok" and row["cells"] == 1 and row["ETA"] == "12s"
+    assert row["would install"] == "-"
+
+
+def test_inventory_values_with_shell_metacharacters(tmp_path):
+    """A host name and a variable full of shell syntax: nothing runs, paths stay inside the run dir."""
+    canary = tmp_path / "PWNED"
+    inventory = tmp_path / "inventory.yml"
+    name = f"box;touch {canary};$(touch {canary})`touch {canary}`/../.."
+    inventory.write_text(json.dumps({"all": {"hosts": {name: {
+        "ansible_connection": "local", "note": f"'; touch {canary}; echo '"}}}}))
+    result = sslbench("run", "-i", str(inventory), "--algorithms", "sha256", "--sizes", "64", "--threads", "1",
+                      "--api", "evp", "--seconds", "1", "--results", str(tmp_path / "results"))
+    assert result.returncode == 0, result.stderr
+    assert not canary.exists()
+    run_dir = only_run(tmp_path / "results")
+    [host] = store.load_run(run_dir).hosts
+    assert host.host == name and host.status == HOST_OK
+    host_dirs = [p for p in run_dir.iterdir() if p.is_dir()]
+    assert len(host_dirs) == 1 and host_dirs[0].name == store.safe_name(name) and "/" not in host_dirs[0].name
+
+
+def test_ctrl_c_stops_openssl_and_keeps_finished_cells(tmp_path):
+    results = tmp_path / "results"
+    proc = subprocess.Popen([SSLBENCH, "run", "--algorithms", "sha512,sha256,sha1,md5", "--threads", "1",
+                             "--api", "evp", "--seconds", "2", "--results", str(results)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 90
+    while time.time() < deadline and not list(results.glob("*/localhost/001-*.log")):
+        time.sleep(0.3)
+    assert list(results.glob("*/localhost/001-*.log")), "the first cell never came back"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    run = store.load_run(only_run(results))
+    [host] = run.hosts
+    assert host.status == HOST_FAILED and "interrupted" in host.reason
+    kept = {m.algorithm for m in host.measurements if m.status == OK}
+    assert "sha512" in kept and "md5" not in kept
+    time.sleep(0.5)
+    assert openssl_speed_processes(f"-seconds 2 -evp ") == []  # no orphan openssl left running
+    assert not list(Path("/tmp").glob(f"sslbench.{run.run_id}"))
