@@ -115,6 +115,8 @@ class _Row:
 
 @dataclass
 class _State:
+    """What has been read so far; rows are resolved (names, units, api, counts) at the end."""
+
     build: OpenSSLBuild = field(default_factory=OpenSSLBuild)
     sizes: tuple[int, ...] | None = None
     child_sizes: dict[int, tuple[int, ...]] = field(default_factory=dict)
@@ -123,7 +125,7 @@ class _State:
     pending_dt: tuple[str, int] | None = None
     pending_dtp: tuple | None = None
     pk_table: str | None = None  # "kem" / "sig" after their headers
-    forked: int = 0
+    forked: set[str] = field(default_factory=set)  # "Forked child N" numbers
     children: set[int] = field(default_factory=set)
     hints: dict | None = None
     seen_block: bool = False
@@ -213,7 +215,7 @@ def _lines(text: str):
 def _may_hold_several_lines(line: str) -> bool:
     """A cheap test (plain string methods) before the costly anchor split."""
     if line[0] == "+":
-        return line.count("+") > 1 or ": " in line
+        return line.count("+") > 1 or ": " in line or "Forked" in line or "Doing" in line
     if line.startswith("Got: "):
         return line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
     if line.startswith("compiler:"):
@@ -232,7 +234,7 @@ def _read_line(line: str, state: _State) -> None:
     elif line.startswith("Got: "):
         _read_child(line, state)
     elif line.startswith("Forked child"):
-        state.forked += 1
+        state.forked.add(line[len("Forked child"):].strip())
     elif line.startswith(("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:", "compiler:",
                           "platform:", "CPUINFO:")):
         line = _split_trailing_row(line, state)
@@ -260,10 +262,11 @@ def _read_line(line: str, state: _State) -> None:
             _ignore(line, state)
     elif _ERROR_LINE.search(line):
         state.skipped.append(f"openssl said: {line[:200]}")
-    elif not _read_rows(line, state):
+    elif line[-1] not in _ROW_END or not _read_rows(line, state):
         _ignore(line, state)
 
 
+_ROW_END = frozenset("0123456789kKfFnN")  # a throughput row ends with a number, `k`, inf or nan
 _ROW_TAIL_LABEL2 = {"cbc", "ede3", "ige"}  # the second word of 1.x labels such as `aes-128 cbc`
 
 
@@ -355,7 +358,7 @@ def _add_row(label: str, values: list[str], state: _State) -> bool:
         # The -multi summary has no header; its sizes come from the children (`Got: +H`).
         if state.child_sizes:
             sizes = next(iter(state.child_sizes.values()))
-        elif state.seen_block or state.forked:
+        elif state.seen_block or state.forked:  # a headerless -multi summary
             sizes = {5: SIZES_1_0, 6: SIZES_1_1}.get(len(values))
         if sizes is None:
             return False
@@ -703,13 +706,12 @@ def _read_pk_rows(line: str, state: _State) -> bool:
 def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: str | None) -> ParsedLog:
     hints = state.hints or {}
     _resolve_pk_units(state)
-    n_children = max(state.forked, len(state.children))
-    multi = n_children > 0 or bool(threads and threads > 1)
+    n_children = max(len(state.forked), len(state.children))
     if threads is None:
         threads = n_children or hints.get("threads") or 1
+    multi = n_children > 0 or threads > 1
     rows = _choose_rows(state)
-    if multi:
-        _resolve_evp_rows(rows, state, algorithm or hints.get("algorithm"))
+    _resolve_evp_rows(rows, state, algorithm or hints.get("algorithm"))
     version = state.build.version
     major = _version_tuple(version)
     if major is None and state.ops_format:
@@ -790,7 +792,7 @@ def _resolve_evp_rows(rows: list[_Row], state: _State, hinted: str | None) -> No
 def _api_for(label: str, algorithm: str, version: tuple | None, hints: dict) -> str | None:
     if label == "evp" or any(c.isupper() for c in label):
         return "evp"
-    if " " in label or algorithm in _LEGACY_ONLY and (version is None or version < (3,)):
+    if " " in label or (algorithm in _LEGACY_ONLY and (version is None or version < (3,))):
         return "legacy"
     if hints:
         if hints.get("api") == "evp" and hints.get("algorithm") == algorithm:

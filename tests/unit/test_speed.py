@@ -339,3 +339,17 @@ def test_api_argument_covers_only_the_named_algorithm():
     assert got[("md5", 16)].api is None
     got = cells(parse_speed(text, api="evp", algorithm="no-such-name"))
     assert {m.api for m in got.values()} == {"evp"}
+
+
+def test_threads_from_the_command_line_name_the_evp_row():
+    text = "\n".join(line for line in load("openssl-1.1.1w-x86_64-multi2-aes-256-gcm.txt").splitlines()
+                     if not line.startswith(("Got:", "Forked")))
+    parsed = parse_speed("# openssl speed -multi 2 -evp aes-256-gcm\n" + text)
+    assert {(m.algorithm, m.threads, m.api) for m in parsed.measurements} == {("aes-256-gcm", 2, "evp")}
+
+
+def test_child_output_glued_to_the_parent_lines():
+    text = load("openssl-3.0.19-x86_64-multi2-aes-256-gcm.txt").replace("\nForked child 1", "Forked child 1")
+    parsed = parse_speed(text)
+    assert {m.threads for m in parsed.measurements} == {2}
+    assert len(parsed.measurements) == 6
