@@ -80,13 +80,15 @@ def read_text(name: str) -> str:
             raise UserError(f"{name}: no such file") from None
         except OSError as exc:
             raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell `>` writes UTF-16 with a byte-order mark
+        data = data.decode("utf-16", errors="replace").encode("utf-8")
     if not data.strip():
         raise UserError(f"{label} is empty; give the saved output of `openssl speed` (2>&1) or a console session")
     if data[:2] == b"\x1f\x8b":
         raise UserError(f"{label} is gzip-compressed; run `gunzip` on it first or pipe `zcat {label} |` into `sslbench parse -`")
     if b"\0" in data[:8192] or _mostly_binary(data[:8192]):
         raise UserError(f"{label} is not a text log (it contains binary data)")
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def parse_file(name: str) -> ParsedLog:

@@ -64,6 +64,13 @@ def test_stdin(capsys, monkeypatch):
     assert code == 0 and json.loads(out)["file"] == "-"
 
 
+def test_utf16_log_saved_by_powershell(capsys, tmp_path):
+    path = tmp_path / "speed.txt"
+    path.write_bytes(MULTI.read_text().replace("\n", "\r\n").encode("utf-16"))  # BOM + UTF-16LE, CRLF
+    code, out, _ = run(capsys, "--json", path)
+    assert code == 0 and json.loads(out)["measurements"][0]["bytes_per_second"] == 82660.08 * 1000
+
+
 def test_facts_only_session_prints_facts(capsys):
     code, out, _ = run(capsys, MIPS)
     assert code == 0
