@@ -78,40 +78,48 @@ def throughput_table(rows: Iterable[dict[str, Any]], by: str = "host", unit: str
     by host, one row per algorithm. unit: "MB/s", "Mbit/s" or "both" (two columns per block size);
     decimal units (see orchestrator.units.UNIT_NOTE). A cell is the median over repeats, rounded to
     0.01; "unsupported" / "error" when the host could not measure it. unit_in_header=False gives
-    bare "16 B" headers, for a text table whose caption names the unit.
+    bare "16 B" headers, for a text table whose caption names the unit. A last "flags" column lists
+    validity flags (busy, throttled ...) of the row's cells when any cell has one.
     """
     units_ = _units(unit)
-    cells = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None],
-                   lambda r: r["block_size"], "bytes_per_second")
-    keys = _key_columns(cells, by)
+    cells, flags = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None],
+                          lambda r: r["block_size"], "bytes_per_second")
     sizes = sorted({column for (_, column) in cells})
-    headers = [name for name, _ in keys] + [
-        f"{size} B {u}" if unit_in_header or len(units_) > 1 else f"{size} B" for size in sizes for u in units_
-    ]
-    table = []
-    for row_key in _row_keys(cells, keys):
-        line = [value for value in row_key[1]]
-        for size in sizes:
-            value = cells.get((row_key[0], size))
-            for u in units_:
-                line.append(round(convert(value, u), 2) if isinstance(value, (int, float)) else value or "")
-        table.append(line)
-    return headers, table
+    columns = [(size, u) for size in sizes for u in units_]
+    names = [f"{size} B {u}" if unit_in_header or len(units_) > 1 else f"{size} B" for size, u in columns]
+
+    def show(value: Any, column: tuple[int, str]) -> Any:
+        return round(convert(value, column[1]), 2) if isinstance(value, (int, float)) else value
+
+    return _table(cells, flags, by, columns, names, show, lambda column: column[0])
 
 
 def pk_table(rows: Iterable[dict[str, Any]], by: str = "host") -> tuple[list[str], list[list[Any]]]:
     """Public-key operations per second (sign/s, verify/s, ...): one column per operation present."""
-    cells = _cells([r for r in rows if r.get("operation")], lambda r: r["operation"], "ops_per_second")
+    cells, flags = _cells([r for r in rows if r.get("operation")], lambda r: r["operation"], "ops_per_second")
+    present = {column for (_, column) in cells}
+    operations = [op for op in PK_OPERATIONS if op in present] + sorted(present - set(PK_OPERATIONS))
+
+    def show(value: Any, _op: str) -> Any:
+        return round(value, 1) if isinstance(value, (int, float)) else value
+
+    return _table(cells, flags, by, operations, [f"{op}/s" for op in operations], show, lambda op: op)
+
+
+def _table(cells: dict, flags: dict, by: str, columns: list, names: list[str], show, cell_column
+           ) -> tuple[list[str], list[list[Any]]]:
     keys = _key_columns(cells, by)
-    operations = [op for op in PK_OPERATIONS if any(col == op for (_, col) in cells)]
-    operations += sorted({col for (_, col) in cells} - set(operations))
-    headers = [name for name, _ in keys] + [f"{op}/s" for op in operations]
+    ordered = _row_keys(cells, keys)
+    with_flags = any(flags.get(row_key) for row_key, _ in ordered)
+    headers = [name for name, _ in keys] + names + (["flags"] if with_flags else [])
     table = []
-    for row_key in _row_keys(cells, keys):
-        line = list(row_key[1])
-        for op in operations:
-            value = cells.get((row_key[0], op))
-            line.append(round(value, 1) if isinstance(value, (int, float)) else value or "")
+    for row_key, labels in ordered:
+        line = list(labels)
+        for column in columns:
+            value = cells.get((row_key, cell_column(column)))
+            line.append("" if value is None else show(value, column))
+        if with_flags:
+            line.append(" ".join(sorted(flags.get(row_key, ()))))
         table.append(line)
     return headers, table
 
@@ -126,12 +134,16 @@ def display_rows(rows: Sequence[Sequence[Any]], fmt: str) -> list[list[Any]]:
 _RowKey = tuple  # (host, algorithm, api, threads)
 
 
-def _cells(rows: list[dict[str, Any]], column_of, value_field: str) -> dict[tuple[_RowKey, Any], Any]:
-    """(row key, column) -> median of ok values, else "unsupported"/"error"."""
+def _cells(rows: list[dict[str, Any]], column_of, value_field: str) -> tuple[dict, dict]:
+    """(row key, column) -> median of ok values, else "unsupported"/"error"; and row key -> validity flags."""
     values: dict[tuple[_RowKey, Any], list[float]] = defaultdict(list)
     states: dict[tuple[_RowKey, Any], set[str]] = defaultdict(set)
+    flags: dict[_RowKey, set[str]] = defaultdict(set)
     for r in rows:
-        key = ((r.get("host") or "", r["algorithm"], r.get("api") or "", r.get("threads") or 1), column_of(r))
+        row_key = (r.get("host") or "", r["algorithm"], r.get("api") or "", r.get("threads") or 1)
+        key = (row_key, column_of(r))
+        if r.get("flags"):
+            flags[row_key].update(r["flags"])
         status = r.get("status") or OK
         if status == OK and r.get(value_field) is not None:
             values[key].append(float(r[value_field]))
@@ -143,7 +155,7 @@ def _cells(rows: list[dict[str, Any]], column_of, value_field: str) -> dict[tupl
             cells[key] = median(values[key])
         else:
             cells[key] = UNSUPPORTED if UNSUPPORTED in states[key] else ERROR
-    return cells
+    return cells, flags
 
 
 def _key_columns(cells: dict, by: str) -> list[tuple[str, int]]:

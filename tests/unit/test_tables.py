@@ -49,13 +49,22 @@ def test_records_are_flat_and_tagged(run):
 
 def test_throughput_by_host_medians_units_and_unsupported(run):
     headers, rows = tables.throughput_table(tables.records_from_runs([run]), by="host")
-    assert headers == ["algorithm", "api", "threads", "host", "16 B MB/s", "16384 B MB/s"]
+    assert headers == ["algorithm", "api", "threads", "host", "16 B MB/s", "16384 B MB/s", "flags"]
     assert rows == [
-        ["aes-128-gcm", "evp", 1, "pi4", 12.63, 30.7],   # median of 30.70, 31.0, 29.0 MB/s
-        ["aes-128-gcm", "evp", 1, "wrt", 5.0, 9.0],
-        ["chacha20-poly1305", "evp", 1, "pi4", 40.0, ""],
-        ["chacha20-poly1305", "evp", 1, "wrt", "unsupported", ""],
+        ["aes-128-gcm", "evp", 1, "pi4", 12.63, 30.7, ""],   # median of 30.70, 31.0, 29.0 MB/s
+        ["aes-128-gcm", "evp", 1, "wrt", 5.0, 9.0, "busy"],  # the router's host-wide flag
+        ["chacha20-poly1305", "evp", 1, "pi4", 40.0, "", ""],
+        ["chacha20-poly1305", "evp", 1, "wrt", "unsupported", "", "busy"],
     ]
+
+
+def test_no_flags_column_when_nothing_is_flagged(run):
+    run.hosts[1].flags = []
+    headers, rows = tables.throughput_table(tables.records_from_runs([run]))
+    assert "flags" not in headers and len(rows[0]) == len(headers)
+    run.hosts[0].measurements[1].flags = ["throttled"]
+    headers, rows = tables.throughput_table(tables.records_from_runs([run]))
+    assert headers[-1] == "flags" and rows[0][-1] == "throttled" and rows[1][-1] == ""
 
 
 def test_throughput_by_algorithm_in_mbit_and_both(run):
@@ -65,8 +74,8 @@ def test_throughput_by_algorithm_in_mbit_and_both(run):
     assert rows[0][:4] == ["pi4", "aes-128-gcm", "evp", 1]
     assert rows[0][4] == round(12_630_540 * 8 / 1e6, 2)
     headers, rows = tables.throughput_table(records, unit="both")
-    assert headers[4:] == ["16 B MB/s", "16 B Mbit/s", "16384 B MB/s", "16384 B Mbit/s"]
-    assert rows[1][4:] == [5.0, 40.0, 9.0, 72.0]
+    assert headers[4:] == ["16 B MB/s", "16 B Mbit/s", "16384 B MB/s", "16384 B Mbit/s", "flags"]
+    assert rows[1][4:] == [5.0, 40.0, 9.0, 72.0, "busy"]
 
 
 def test_single_log_without_host_has_no_host_column(run):
@@ -77,8 +86,8 @@ def test_single_log_without_host_has_no_host_column(run):
 
 def test_public_key_table(run):
     headers, rows = tables.pk_table(tables.records_from_runs([run]), by="host")
-    assert headers == ["algorithm", "api", "threads", "host", "sign/s", "verify/s"]
-    assert rows == [["rsa2048", "legacy", 1, "pi4", 120.5, 4000.0], ["rsa2048", "legacy", 1, "wrt", 20.0, ""]]
+    assert headers == ["algorithm", "api", "threads", "host", "sign/s", "verify/s", "flags"]
+    assert rows == [["rsa2048", "legacy", 1, "pi4", 120.5, 4000.0, ""], ["rsa2048", "legacy", 1, "wrt", 20.0, "", "busy"]]
 
 
 def test_render_all_four_formats(run):
