@@ -30,6 +30,7 @@ _PROMPT = re.compile(
       | [\w.+-]+@[\w.-]+(?::[^\s#$]*)?(?:[ \t][^\s#$@]{1,40})?[ \t]?[#$]  # root@OpenWrt:~#  pi@raspberrypi:~ $
       | [\w.-]+:\S*[ \t][\w.-]+[#$]                                   # mac: host:~ user$
       | (?:ba|a|z)?sh-[\d.]+[#$]                                      # bash-4.2$
+      | (?:PS[ \t])?[A-Za-z]:\\[^>\n]{0,120}>                           # PS C:\Users\me>  C:\>
       | [#$](?=[ \t]+\S)                                              # bare "$ cmd" / "# cmd"
     )(?:[ \t]+(?P<cmd>[^\n]*?))?[ \t]*$""",
     re.M | re.X,
@@ -142,7 +143,7 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     """(command or marker name, output) pairs in order; output before any prompt has command None."""
     cuts: list[tuple[int, int, str | None]] = []
     glued: dict[int, str] = {}  # cut start -> output that a lost newline glued onto the command line
-    maybe_prompts = "@" in text or "$" in text or "#" in text or "sh-" in text
+    maybe_prompts = "@" in text or "$" in text or "#" in text or "sh-" in text or ":\\" in text
     for match in _PROMPT.finditer(text) if maybe_prompts else ():
         command, output = _split_glued_command((match.group("cmd") or "").strip())
         cuts.append((match.start(), match.end(), command or None))

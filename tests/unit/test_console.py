@@ -133,7 +133,8 @@ def test_sbc_bench_excerpt_without_command():
 
 
 @pytest.mark.parametrize("prompt", ["[root@host ~]# ", "pi@raspberrypi:~ $ ", "bash-4.2$ ", "$ ", "# ",
-                                    "weid:~ jd$ ", "root@OpenWrt:/tmp# ", "user@host ~ $ "])
+                                    "weid:~ jd$ ", "root@OpenWrt:/tmp# ", "user@host ~ $ ",
+                                    "PS C:\\Users\\me> ", "C:\\> "])
 def test_prompt_styles(prompt):
     uname = read("facts/uname-rock5b-aarch64.txt")
     log = parse_console(f"{prompt}uname -a\n{uname}{prompt}cat /proc/cpuinfo\n"
