@@ -377,3 +377,53 @@ def _round(value: float | None, digits: int = 0) -> float | int | None:
 
 def _cpu_list(cpus: list[int]) -> str:
     return ",".join(str(c) for c in cpus)
+
+
+# --- glue for the run: texts in, flags on the records ---------------------------------------------
+
+FIXED_SYMMETRIC_SECONDS = 3  # speed.c default per block size (the only choice before 1.1.1)
+FIXED_PUBKEY_SECONDS = 10  # speed.c default per public-key operation
+
+
+def nominal_seconds(openssl_args: list[str], pubkey: bool = False) -> float:
+    """The seconds each timed run of a cell asked for: `-seconds N`, else openssl's defaults."""
+    if "-seconds" in openssl_args:
+        at = openssl_args.index("-seconds")
+        try:
+            return float(openssl_args[at + 1])
+        except (IndexError, ValueError):
+            pass
+    return float(FIXED_PUBKEY_SECONDS if pubkey else FIXED_SYMMETRIC_SECONDS)
+
+
+def flag_cell(measurements: list[Measurement], evidence_text: str, *, threads: int = 1,
+              nominal: float | None = None, host_before: dict[str, Any] | None = None,
+              pinned_cpu: int | None = None, th: Thresholds = THRESHOLDS) -> Verdict:
+    """Judge one cell from the evidence conditions.sh appended to its log; flag its measurements."""
+    from orchestrator.parse.conditions import parse_cell
+
+    verdict = cell_verdict(parse_cell(evidence_text), threads=threads, measurements=measurements,
+                           nominal_seconds=nominal, host_before=host_before, pinned_cpu=pinned_cpu, th=th)
+    apply_flags([m for m in measurements if m.status == "ok"], verdict.flags)
+    return verdict
+
+
+def flag_host(result: Any, before_text: str = "", after_text: str = "", idle_text: str = "",
+              th: Thresholds = THRESHOLDS) -> Verdict:
+    """Host-wide flags and the evidence behind them, stored on a HostResult (flags, conditions)."""
+    from orchestrator.clusters import detect_clusters
+    from orchestrator.parse.conditions import parse_conditions, parse_idle
+
+    before, after, idle = parse_conditions(before_text), parse_conditions(after_text), parse_idle(idle_text)
+    verdict = host_verdict(before, after, idle or None, th)
+    conditions = result.conditions
+    for key, value in (("before", before), ("after", after), ("idle", idle)):
+        if value:
+            conditions[key] = value
+    if before:
+        conditions["clusters"] = [c.to_dict() for c in detect_clusters(before, result.cpu)]
+    conditions["verdict"] = verdict.to_dict()
+    for flag in verdict.flags:
+        if flag not in result.flags:
+            result.flags.append(flag)
+    return verdict

@@ -339,3 +339,13 @@ def _parse_run_lines(lines: list[str]) -> dict[str, Any]:
                 continue  # a line cut when the sampler was stopped
             run["samples"].append({"uptime": up, "cpu": cpu, "ticks": utime + stime, "comm": " ".join(fields[4:])})
     return run
+
+
+def split_evidence(text: str) -> tuple[str, str]:
+    """A cell log with the wrapper's evidence appended -> (what openssl printed, the evidence)."""
+    at = text.find("@@ begin sslbench-")
+    while at > 0 and text[at - 1] != "\n":  # only at the start of a line
+        at = text.find("@@ begin sslbench-", at + 1)
+    if at < 0:
+        return text, ""
+    return text[:at], text[at:]

@@ -7,6 +7,7 @@
 # Usage:
 #   conditions.sh [snapshot [LABEL]]     full snapshot: clocks, governors, time_in_state, thermal,
 #                                        offline cores, swap, get_throttled, /proc/crypto, topology
+#   conditions.sh before | after         the same, labelled before / after
 #   conditions.sh quick [LABEL]          only what changes during a run (per-cell before/after)
 #   conditions.sh idle-wait MAX_SECONDS LOAD [QUIET_SECONDS [SAMPLE_SECONDS [CPU_LIMIT]]]
 #                                        wait until the host is idle, bounded by MAX_SECONDS
@@ -435,6 +436,7 @@ conditions_main() {
     [ $# -gt 0 ] && shift
     case $_mode in
         snapshot) snapshot "${1:-snapshot}" ;;
+        before | after) snapshot "$_mode" ;;  # `conditions.sh before` = `conditions.sh snapshot before`
         quick) snapshot "${1:-quick}" quick ;;
         idle-wait) idle_wait "$@" ;;
         cell)

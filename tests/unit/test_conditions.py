@@ -289,3 +289,11 @@ def test_cell_sample_cut_when_the_sampler_was_stopped():
 def test_idle_absent_gives_empty():
     assert parse_idle("nothing here") == {}
     assert parse_conditions("") == {}
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_before_and_after_are_snapshot_labels(shell, tmp_path):
+    root = make_sysroot(tmp_path / "r", {"loadavg": "0.50 0.40 0.30 1/10 5"})
+    for label in ("before", "after"):
+        snap = parse_conditions(run_script(shell, root, label).stdout)
+        assert snap["label"] == label and snap["loadavg"] == [0.5, 0.4, 0.3]

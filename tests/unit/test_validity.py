@@ -1,11 +1,12 @@
 """Validity flags from captured condition texts (tests/data/conditions) and measurements."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from orchestrator.model import Measurement
+from orchestrator.model import CpuFacts, Measurement
 from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
 from orchestrator.validity import (
     BUSY,
@@ -206,3 +207,49 @@ def test_thresholds_live_in_one_place():
     assert THRESHOLDS.hot_celsius == 80.0
     assert THRESHOLDS.min_repeats == 4
     assert THRESHOLDS.cpu_seconds_ratio == 0.90
+
+
+# --- glue used by the run -----------------------------------------------------------------------
+
+def test_nominal_seconds_from_the_cell_arguments():
+    from orchestrator.validity import nominal_seconds
+
+    assert nominal_seconds(["speed", "-mr", "-seconds", "2", "-evp", "aes-128-gcm"]) == 2
+    assert nominal_seconds(["speed", "-mr", "-evp", "aes-128-gcm"]) == 3
+    assert nominal_seconds(["speed", "-mr", "rsa2048"], pubkey=True) == 10
+
+
+def test_flag_cell_from_a_log_with_evidence_appended():
+    from orchestrator.parse.conditions import split_evidence
+    from orchestrator.validity import flag_cell
+
+    speed = "+DT:AES-128-GCM:3:16\n+R:100:AES-128-GCM:1.40\n+H:16\n+F:22:AES-128-GCM:1000.00\n"
+    log = speed + (DATA / "rk3576-cell-busy-hog.txt").read_text()
+    head, evidence = split_evidence(log)
+    assert head == speed and evidence.startswith("@@ begin sslbench-conditions 1 cell-before")
+    assert split_evidence(speed) == (speed, "")
+    ok = Measurement("aes-128-gcm", 16, 1000.0, seconds=1.4)
+    failed = Measurement("aes-128-gcm", 64, None, status="error")
+    verdict = flag_cell([ok, failed], evidence, threads=1, nominal=3, pinned_cpu=7)
+    assert verdict.flags == [BUSY]
+    assert len(verdict.reasons) == 2  # background CPU and the short progress line
+    assert ok.flags == [BUSY] and failed.flags == []
+
+
+def test_flag_host_stores_evidence_and_flags():
+    from orchestrator.model import HostResult
+    from orchestrator.validity import flag_host
+
+    result = HostResult(host="sige5", cpu=CpuFacts(cores=["Cortex-A53"] * 4 + ["Cortex-A72"] * 4))
+    gate = "@@ begin sslbench-idle 1 gate\nidle yes waited=5 reason=load\n@@ end sslbench-idle\n"
+    verdict = flag_host(result, (DATA / "rk3576-before.txt").read_text(),
+                        (DATA / "rk3576-after-hot-capped.txt").read_text(), gate)
+    assert result.flags == [THROTTLED, HOT] == verdict.flags
+    assert result.conditions["idle"]["idle"] is True
+    assert [c["label"] for c in result.conditions["clusters"]] == ["Cortex-A72", "Cortex-A53"]
+    assert result.conditions["verdict"]["flags"] == [THROTTLED, HOT]
+    assert result.conditions["before"]["label"] == "before"
+    again = HostResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.conditions == result.conditions
+    empty = HostResult(host="old-log")
+    assert flag_host(empty).flags == [] and "before" not in empty.conditions
