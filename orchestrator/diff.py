@@ -50,24 +50,23 @@ def host_cells(result: HostResult, nominal: float | None = None, into: dict[Cell
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware)."""
     cells: dict[CellKey, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in BUSY_FLAGS}
-    for m in result.measurements:
+    busy_below = BUSY_RATIO * nominal if nominal else None
+    for m in result.measurements:  # the hot loop of a 50,000-cell diff: keep it plain
         key = cell_key(m)
         cell = cells.get(key)
         if cell is None:
             cell = cells[key] = Cell(unit="B/s" if m.operation is None else "ops/s")
-        if host_flags:
-            cell.flags |= host_flags
-        if m.status == OK:
-            value = m.bytes_per_second if m.operation is None else m.ops_per_second
-            if value is not None:
-                cell.samples.append(float(value))
-            for flag in m.flags:
-                if flag in BUSY_FLAGS:
-                    cell.flags.add(flag)
-            if nominal and m.seconds is not None and m.seconds < BUSY_RATIO * nominal:
-                cell.flags.add("busy")
-        else:
+            cell.flags.update(host_flags)
+        if m.status != OK:
             cell.flags.add("unsupported" if m.status == UNSUPPORTED else "error")
+            continue
+        value = m.bytes_per_second if m.operation is None else m.ops_per_second
+        if value is not None:
+            cell.samples.append(float(value))
+        if m.flags:
+            cell.flags.update(f for f in m.flags if f in BUSY_FLAGS)
+        if busy_below is not None and m.seconds is not None and m.seconds < busy_below:
+            cell.flags.add("busy")
     return cells
 
 
@@ -145,12 +144,16 @@ def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> D
             continue
         flags.extend(f"{flag}-{side}" for flag in sorted(cell.flags))
     unit = (old or new).unit  # type: ignore[union-attr]
-    old_summary = stats.summarize(old.samples) if old and old.samples else None
-    new_summary = stats.summarize(new.samples) if new and new.samples else None
+    old_summary = new_summary = None
     delta = p = significant = None
-    if old_summary and new_summary:
-        comparison = stats.compare(old.samples, new.samples)  # type: ignore[union-attr]
+    if old and old.samples and new and new.samples:
+        comparison = stats.compare(old.samples, new.samples)
+        old_summary, new_summary = comparison.old, comparison.new
         delta, p, significant = comparison.delta_pct, comparison.p_value, comparison.significant
+    elif old and old.samples:
+        old_summary = stats.summarize(old.samples)
+    elif new and new.samples:
+        new_summary = stats.summarize(new.samples)
     return DiffRow(
         host=host, algorithm=algorithm, api=api, operation=operation, threads=threads, block_size=block, unit=unit,
         old=old_summary.median if old_summary else None,
@@ -296,7 +299,8 @@ def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
     import json
 
     if fmt == "json":
-        return json.dumps([row.to_record() for row in rows], indent=2)
+        # One record per line: readable, and json's C encoder (indent= would force the slow pure-Python one).
+        return "[\n" + ",\n".join(json.dumps(row.to_record()) for row in rows) + "\n]" if rows else "[]"
     if fmt == "csv":
         records = [row.to_record() for row in rows]
         headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
