@@ -131,7 +131,8 @@ class _State:
     seen_block: bool = False
     ops_format: bool = False  # 3.2+ progress lines (`ops in`)
     pk_seconds_lines: list = field(default_factory=list)  # +F2..+F4 whose unit is decided at the end
-    kem_names: list[str] = field(default_factory=list)
+    kem_names: list[str] = field(default_factory=list)  # in run order, from progress lines
+    kem_sig_lines: dict[tuple, int] = field(default_factory=dict)  # +F9/+F10 lines seen per (table, child)
     sig_names: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     ignored: int = 0
@@ -477,14 +478,17 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
             bits = int(fields[1])
             _add_pk(state, f"ffdh{bits}", "op", _number(fields[2]), ("ffdh", bits, "op"), child)
         elif kind in (9, 10) and len(fields) >= 4:
-            index = int(fields[0])
+            # The index counts every KEM/signature the build knows, not the run: the n-th line
+            # is the n-th name the progress lines (+DTP/+R15..+R20) announced.
+            table = "kem" if kind == 9 else "sig"
             names = state.kem_names if kind == 9 else state.sig_names
-            ops = ("keygen", "encaps", "decaps") if kind == 9 else ("keygen", "sign", "verify")
-            if index >= len(names):
+            seen = state.kem_sig_lines.get((table, child), 0)
+            state.kem_sig_lines[(table, child)] = seen + 1
+            if seen >= len(names):
                 state.skipped.append(f"+F{kind} line without a name (no progress lines): {line[:60]!r}")
                 return
-            name = canonical_algorithm(names[index])
-            for op, value in zip(ops, fields[1:4]):
+            name = _kem_sig_name(names[seen], table)
+            for op, value in zip(_KEM_SIG_OPS[table], fields[1:4]):
                 _add_pk(state, name, op, _number(value), (name, None, op), child)
         else:
             state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
@@ -574,9 +578,11 @@ def _read_mr_pk_result(parts: list[str], state: _State) -> None:
     if key is None or count is None or secs is None:
         return
     if key[1] is None and len(parts) >= 4:  # KEM (+R15..17) / signature (+R18..20): names in run order
-        names = state.kem_names if parts[0] in ("+R15", "+R16", "+R17") else state.sig_names
+        table = "kem" if parts[0] in ("+R15", "+R16", "+R17") else "sig"
+        names = state.kem_names if table == "kem" else state.sig_names
         if parts[2] not in names:
             names.append(parts[2])
+        key = (_kem_sig_name(parts[2], table), None, key[2])
     state.progress.setdefault(("pk",) + key, []).append((count, secs))
 
 
@@ -622,11 +628,12 @@ def _read_progress(line: str, state: _State) -> None:
         secs = _number(match.group("secs"))
         name = match.group("name")
         op = match.group("op")
-        names = state.sig_names if " signature " in line else state.kem_names
+        table = "sig" if " signature " in line else "kem"
+        names = state.sig_names if table == "sig" else state.kem_names
         if name not in names:
             names.append(name)
         if secs is not None:
-            key = ("pk", canonical_algorithm(name), None, op)
+            key = ("pk", _kem_sig_name(name, table), None, op)
             state.progress.setdefault(key, []).append((int(match.group("count")), secs))
 
 
@@ -690,13 +697,23 @@ def _read_pk_rows(line: str, state: _State) -> bool:
             _add_pk(state, f"ffdh{bits}", "op", _number(match.group(2)), ("ffdh", bits, "op"), None)
             found = True
     if not found and state.pk_table:
-        ops = ("keygen", "encaps", "decaps") if state.pk_table == "kem" else ("keygen", "sign", "verify")
         for match in _KEM_SIG_ROW.finditer(line):
-            name = canonical_algorithm(match.group(1))
-            for op, value in zip(ops, match.groups()[1:]):
+            name = _kem_sig_name(match.group(1), state.pk_table)
+            for op, value in zip(_KEM_SIG_OPS[state.pk_table], match.groups()[1:]):
                 _add_pk(state, name, op, _number(value), (name, None, op), None)
             found = True
     return found
+
+
+_KEM_SIG_OPS = {"kem": ("keygen", "encaps", "decaps"), "sig": ("keygen", "sign", "verify")}
+# Names the classic tables also use: 3.5 runs `rsa2048` again through the generic KEM and
+# signature APIs, so those rows are told apart as `rsa2048-kem` / `rsa2048-sig`.
+_CLASSIC_PK = re.compile(r"(?:rsa|dsa|ffdh)\d+|ecdsa\S+|ecdh\S+|x25519|x448|ed25519|ed448|sm2")
+
+
+def _kem_sig_name(name: str, table: str) -> str:
+    canonical = canonical_algorithm(name)
+    return f"{canonical}-{table}" if _CLASSIC_PK.fullmatch(canonical) else canonical
 
 
 # ---------------------------------------------------------------------------------------------

@@ -353,3 +353,34 @@ def test_child_output_glued_to_the_parent_lines():
     parsed = parse_speed(text)
     assert {m.threads for m in parsed.measurements} == {2}
     assert len(parsed.measurements) == 6
+
+
+def test_3_5_real_public_key_run_also_measures_kem_and_signature_apis():
+    got = cells(parse_speed(load("openssl-3.5.9-x86_64-pk.txt")))
+    assert (got[("rsa2048", "encrypt")].ops_per_second, got[("rsa2048", "encrypt")].count) == (50767.3, 26399)
+    assert (got[("rsa2048", "sign")].ops_per_second, got[("rsa2048-sig", "sign")].ops_per_second) == (3738.9, 3819.5)
+    assert (got[("rsa2048-kem", "encaps")].ops_per_second, got[("rsa2048-kem", "encaps")].count) == (50795.0, 20318)
+    assert got[("x25519", "op")].count == 13212
+
+
+def test_3_5_real_kem_signature_tables():
+    got = cells(parse_speed(load("openssl-3.5.9-x86_64-kem-sig.txt")))
+    assert (got[("ml-kem-768", "decaps")].ops_per_second, got[("ml-kem-768", "decaps")].count) == (19683.7, 8464)
+    assert (got[("ml-dsa-65", "sign")].ops_per_second, got[("ml-dsa-65", "sign")].seconds) == (972.7, 0.44)
+
+
+def test_3_5_real_mr_kem_signature_lines_named_in_run_order():
+    """+F9/+F10 indexes count the build's whole list (2, 13 …): names come from the progress lines."""
+    got = cells(parse_speed(load("openssl-3.5.9-x86_64-mr-pk-kem-sig.txt")))
+    assert got[("rsa2048-kem", "encaps")].ops_per_second == 48355.263158
+    assert got[("ml-kem-768", "keygen")].ops_per_second == 18715.151515
+    assert (got[("ml-dsa-65", "sign")].ops_per_second, got[("ml-dsa-65", "sign")].count) == (1002.5, 401)
+    assert got[("rsa2048", "decrypt")].ops_per_second == 3359.375
+    assert got[("ecdsap256", "verify")].count == 4901
+
+
+def test_3_5_real_multi_kem_and_named_summary():
+    got = cells(parse_speed(load("openssl-3.5.9-x86_64-multi2-ml-kem-768.txt")))
+    assert (got[("ml-kem-768", "encaps")].ops_per_second, got[("ml-kem-768", "encaps")].threads) == (8852.2, 2)
+    got = cells(parse_speed(load("openssl-3.5.9-x86_64-multi2-aes-256-gcm.txt")))
+    assert (got[("aes-256-gcm", 16)].bytes_per_second, got[("aes-256-gcm", 16)].api) == (37575550.0, "evp")

@@ -289,8 +289,9 @@ def openssl_35_mr() -> str:
     for op, n, count, used in (("keygen", 18, 101000, 9.99), ("signs", 19, 39000, 9.98), ("verify", 20, 108000, 10.00)):
         out.append("+DTP:%s:%s:%d" % ("ML-DSA-65", op, 10))
         out.append("+R%d:%ld:%s:%.2f" % (n, count, "ML-DSA-65", used))
-    out.append("+F9:%u:%f:%f:%f" % (0, 301000 / 9.99, 280000 / 10.00, 350000 / 9.98))
-    out.append("+F10:%u:%f:%f:%f" % (0, 101000 / 9.99, 39000 / 9.98, 108000 / 10.00))
+    # the index is the algorithm's place in the build's whole KEM/signature list (13, 10 in 3.5.x)
+    out.append("+F9:%u:%f:%f:%f" % (13, 301000 / 9.99, 280000 / 10.00, 350000 / 9.98))
+    out.append("+F10:%u:%f:%f:%f" % (10, 101000 / 9.99, 39000 / 9.98, 108000 / 10.00))
     return "\n".join(out) + "\n"
 
 
