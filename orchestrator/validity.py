@@ -174,6 +174,30 @@ def offline_cpus(snapshot: dict[str, Any]) -> list[int]:
     return sorted(offline)
 
 
+# Kernel driver names that mean plain C code; anything else (aes-ce, sha256-neon, aesni, safexcel,
+# mtk-...) is CPU instructions or a crypto engine the kernel prefers.
+_GENERIC_DRIVER = re.compile(r"generic|-lib$|fixed-time|^(cbc|ecb|ctr|gcm|hmac)\(")
+
+
+def crypto_evidence(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """What the host offers besides plain C: the kernel's preferred driver per algorithm (highest
+    priority), whether any is not generic, and the OpenSSL engines/providers that are available."""
+    best: dict[str, dict[str, Any]] = {}
+    for entry in snapshot.get("crypto", []):
+        name, prio = entry.get("name"), entry.get("priority") or 0
+        if name and (name not in best or prio > (best[name].get("priority") or 0)):
+            best[name] = entry
+    drivers = {name: e.get("driver") for name, e in sorted(best.items())}
+    accelerated = sorted(name for name, drv in drivers.items() if drv and not _GENERIC_DRIVER.search(drv))
+    ossl = snapshot.get("openssl", {})
+    return {
+        "kernel_drivers": drivers,
+        "kernel_accelerated": accelerated,
+        "openssl_engines": [e["id"] for e in ossl.get("engines", []) if e.get("available")],
+        "openssl_providers": [p["id"] for p in ossl.get("providers", []) if p.get("status", "active") == "active"],
+    }
+
+
 def host_verdict(before: dict[str, Any], after: dict[str, Any], idle: dict[str, Any] | None = None,
                  th: Thresholds = THRESHOLDS) -> Verdict:
     """Host-wide flags from the snapshots taken before and after the whole matrix."""
@@ -422,6 +446,7 @@ def flag_host(result: Any, before_text: str = "", after_text: str = "", idle_tex
             conditions[key] = value
     if before:
         conditions["clusters"] = [c.to_dict() for c in detect_clusters(before, result.cpu)]
+        conditions["crypto"] = crypto_evidence(before)
     conditions["verdict"] = verdict.to_dict()
     for flag in verdict.flags:
         if flag not in result.flags:

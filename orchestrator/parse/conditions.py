@@ -126,6 +126,10 @@ def _open_section(snap: dict[str, Any], section: str, name: str) -> None:
         snap.setdefault("crypto", [])
     elif section == "swaps":
         snap.setdefault("swaps", [])
+    elif section == "openssl_engines":
+        snap.setdefault("openssl", {"path": name})["engines"] = []
+    elif section == "openssl_providers":
+        snap.setdefault("openssl", {"path": name})["providers"] = []
 
 
 def _key_value(line: str) -> tuple[str, str]:
@@ -271,6 +275,30 @@ def _read_crypto(snap: dict[str, Any], _name: str, line: str) -> None:
         snap["crypto"].append(entry)
 
 
+_ENGINE = re.compile(r"^\((\w+)\)\s*(.*)$")
+
+
+def _read_engines(snap: dict[str, Any], _name: str, line: str) -> None:
+    """`(devcrypto) /dev/crypto engine` then `     [ available ]` (engine -t)."""
+    engines = snap["openssl"]["engines"]
+    match = _ENGINE.match(line.strip())
+    if match:
+        engines.append({"id": match.group(1), "name": match.group(2).strip(), "available": None})
+    elif engines and "[" in line and "available" in line:
+        engines[-1]["available"] = "unavailable" not in line
+
+
+def _read_providers(snap: dict[str, Any], _name: str, line: str) -> None:
+    """`list -providers`: a provider id at 2 spaces, its `name:`/`status:` lines deeper."""
+    providers = snap["openssl"]["providers"]
+    if line.startswith("  ") and not line.startswith("    ") and line.strip():
+        providers.append({"id": line.strip()})
+    elif providers and ":" in line and line.startswith("    "):
+        key, _, value = line.strip().partition(":")
+        if key in ("name", "version", "status"):
+            providers[-1][key] = value.strip()
+
+
 def _ignore(_snap: dict[str, Any], _name: str, _line: str) -> None:
     pass
 
@@ -289,6 +317,8 @@ _SECTION_READERS = {
     "throttled": _read_throttled,
     "tools": _read_tools,
     "crypto": _read_crypto,
+    "openssl_engines": _read_engines,
+    "openssl_providers": _read_providers,
 }
 
 

@@ -227,6 +227,21 @@ sec_crypto() {
     done < "$SYSROOT/proc/crypto"
 }
 
+# engines (devcrypto/afalg offload on routers) and providers of the OpenSSL that runs the matrix:
+# SSLBENCH_OPENSSL names it, else the one in PATH
+sec_openssl() {
+    _ossl=${SSLBENCH_OPENSSL:-$(command -v openssl 2>/dev/null)}
+    if [ -z "$_ossl" ]; then
+        note "no openssl (engines and providers unknown)"
+        return
+    fi
+    echo "@@ openssl_engines $_ossl"
+    "$_ossl" engine -t </dev/null 2>&1 || note "openssl engine -t failed"
+    echo "@@ openssl_providers $_ossl"
+    # 1.x has no providers: its "unknown command" goes into the note, not the section
+    _out=$("$_ossl" list -providers </dev/null 2>&1) && echo "$_out" || note "openssl list -providers failed (OpenSSL before 3.0)"
+}
+
 snapshot() {
     _label=${1:-snapshot}
     _quick=$2
@@ -243,6 +258,7 @@ snapshot() {
         sec_swap
         sec_tools
         sec_crypto
+        sec_openssl
     fi
     echo "@@ end sslbench-conditions"
 }

@@ -27,14 +27,14 @@ def _shells() -> list[list[str]]:
     found = []
     for shell in ("dash", "bash"):
         if shutil.which(shell):
-            found.append([shell])
+            found.append([shutil.which(shell)])
     if shutil.which("busybox"):
-        found.append(["busybox", "ash"])
+        found.append([shutil.which("busybox"), "ash"])
     return found
 
 
 SHELLS = _shells()
-SHELL_IDS = [" ".join(s) for s in SHELLS]
+SHELL_IDS = [" ".join([Path(s[0]).name, *s[1:]]) for s in SHELLS]
 
 # RK3576 (Cortex-A53 x4 + Cortex-A72 x4): the clock steps of sbc-bench's armsom-sige5 report.
 A53_STEPS = (408000, 600000, 816000, 1008000, 1200000, 1416000, 1608000, 1800000, 2016000, 2208000)
@@ -297,3 +297,33 @@ def test_before_and_after_are_snapshot_labels(shell, tmp_path):
     for label in ("before", "after"):
         snap = parse_conditions(run_script(shell, root, label).stdout)
         assert snap["label"] == label and snap["loadavg"] == [0.5, 0.4, 0.3]
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_openssl_engines_and_providers(shell, tmp_path):
+    root = make_sysroot(tmp_path / "r", {})
+    fake = tmp_path / "openssl-1.1.1"
+    # stand-in for an OpenWrt openssl 1.1.1 with the devcrypto engine: no `list -providers`
+    fake.write_text('#!/bin/sh\nif [ "$1" = engine ]; then\n'
+                    'echo "(devcrypto) /dev/crypto engine"; echo "     [ available ]"\n'
+                    'echo "(dynamic) Dynamic engine loading support"; echo "     [ unavailable ]"\n'
+                    'else echo "list: Unknown option: -providers" >&2; exit 1; fi\n')
+    fake.chmod(0o755)
+    env_path = "/usr/bin:/bin"
+    out = subprocess.run([*shell, str(SCRIPT)], capture_output=True, text=True, timeout=30,
+                         env={"PATH": env_path, "SSLBENCH_SYSROOT": str(root), "SSLBENCH_OPENSSL": str(fake)})
+    snap = parse_conditions(out.stdout)
+    assert snap["openssl"] == {"path": str(fake), "providers": [],
+                               "engines": [{"id": "devcrypto", "name": "/dev/crypto engine", "available": True},
+                                           {"id": "dynamic", "name": "Dynamic engine loading support",
+                                            "available": False}]}
+    assert "openssl list -providers failed (OpenSSL before 3.0)" in snap["notes"]
+    out = subprocess.run([*shell, str(SCRIPT)], capture_output=True, text=True, timeout=30,
+                         env={"PATH": str(tmp_path / "none"), "SSLBENCH_SYSROOT": str(root)})
+    assert "no openssl (engines and providers unknown)" in parse_conditions(out.stdout)["notes"]
+
+
+def test_real_capture_names_the_openssl_provider():
+    snap = parse_conditions((DATA / "debian12-x86_64-vm-snapshot.txt").read_text())
+    assert snap["openssl"]["providers"][0]["id"] == "default"
+    assert snap["openssl"]["providers"][0]["status"] == "active"

@@ -253,3 +253,17 @@ def test_flag_host_stores_evidence_and_flags():
     assert again.conditions == result.conditions
     empty = HostResult(host="old-log")
     assert flag_host(empty).flags == [] and "before" not in empty.conditions
+
+
+def test_crypto_evidence_prefers_the_highest_priority_driver():
+    from orchestrator.validity import crypto_evidence
+
+    board = crypto_evidence(snap("rk3576-before.txt"))
+    assert board["kernel_drivers"] == {"cbc(aes)": "cbc-aes-ce", "gcm(aes)": "gcm-aes-ce", "sha256": "sha256-ce"}
+    assert board["kernel_accelerated"] == ["cbc(aes)", "gcm(aes)", "sha256"]
+    vm = crypto_evidence(snap("debian12-x86_64-vm-snapshot.txt"))  # real: generic/lib drivers only
+    assert vm["kernel_drivers"]["aes"] == "aes-fixed-time"  # priority 101 beats aes-generic's 100
+    assert vm["kernel_accelerated"] == []
+    assert vm["openssl_providers"] == ["default"] and vm["openssl_engines"] == []
+    router = crypto_evidence(snap("openwrt-mips-1core.txt"))
+    assert router["kernel_accelerated"] == [] and router["openssl_engines"] == []
