@@ -174,7 +174,11 @@ def parse_speed(text: str, *, threads: int | None = None, api: str | None = None
             _read_line(line, state)
         except Exception as exc:  # a safety net: a malformed line must never lose the log
             state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")
-    return _finish(state, threads=threads, api=api, algorithm=algorithm)
+    try:
+        return _finish(state, threads=threads, api=api, algorithm=algorithm)
+    except Exception as exc:  # same net for the resolution step: keep the build facts at least
+        return ParsedLog(openssl=state.build,
+                         skipped=state.skipped + [f"internal error resolving the results: {type(exc).__name__}"])
 
 
 def parse_openssl_build(text: str) -> OpenSSLBuild:
@@ -191,7 +195,9 @@ def parse_openssl_build(text: str) -> OpenSSLBuild:
 
 def _lines(text: str):
     """Lines, with CR/CRLF handled and newlines that a copy lost put back."""
-    if not isinstance(text, str):
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    elif not isinstance(text, str):
         text = str(text or "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
