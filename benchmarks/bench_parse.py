@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from orchestrator import tables  # noqa: E402
 from orchestrator.model import HostResult  # noqa: E402
-from orchestrator.parse import parse_console  # noqa: E402
+from orchestrator.parse import parse_console, parse_speed  # noqa: E402
 
 TARGET_LOGS_PER_SECOND = 5000
 HOSTS = 50
@@ -68,6 +68,19 @@ def main(count: int = 10_000) -> None:
           f"{len(rows)} throughput rows, {len(pk_rows)} public-key rows, {len(text.splitlines())} table lines)")
     print(f"parse:  {parsed_at - start:.2f} s   merge+tables: {end - parsed_at:.2f} s   total: {end - start:.2f} s")
     print(f"rate:   {rate:,.0f} logs/s   target {TARGET_LOGS_PER_SECOND:,} logs/s   ratio {rate / TARGET_LOGS_PER_SECOND:.2f}")
+
+    # Where the time goes: each log through parse_speed alone and parse_console, interleaved so that load
+    # from other processes on the machine hits both alike.
+    speed_only = console_time = 0.0
+    for text in logs:
+        t0 = time.perf_counter()
+        parse_speed(text)
+        t1 = time.perf_counter()
+        parse_console(text)
+        speed_only += t1 - t0
+        console_time += time.perf_counter() - t1
+    print(f"breakdown (second pass): parse_speed alone {speed_only:.2f} s ({count / speed_only:,.0f} logs/s), "
+          f"parse_console {console_time:.2f} s: session splitting + facts add {console_time - speed_only:+.2f} s")
 
 
 if __name__ == "__main__":
