@@ -125,8 +125,8 @@ def canonical_algorithm(label: str) -> str:
 # Options of `openssl speed` that take a value (so the value is not an algorithm name).
 _VALUE_OPTIONS = {
     "-evp", "-hmac", "-cmac", "-multi", "-seconds", "-bytes", "-engine", "-misalign",
-    "-async_jobs", "-primes", "-kem-algorithms", "-signature-algorithms", "-provider",
-    "-provider-path", "-propquery", "-aead_size", "-mlen",
+    "-async_jobs", "-primes", "-provider", "-provider-path", "-propquery", "-rand", "-writerand",
+    "-config",
 }
 _SPEED_WORD = re.compile(r"(?:^|[\s;&|/])(?:openssl|openssl\.exe)\s+speed(?=\s|$)")
 

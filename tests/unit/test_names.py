@@ -78,3 +78,9 @@ def test_hints_survive_a_missing_option_value():
     hints = speed_command_hints("openssl speed -multi")
     assert hints["threads"] is None
     assert speed_command_hints("openssl speed -multi x")["threads"] is None
+
+
+def test_hints_flags_do_not_swallow_the_next_name():
+    hints = speed_command_hints("/usr/bin/openssl speed -elapsed -kem-algorithms -provider default ML-KEM-768")
+    assert hints["algorithms"] == ["ml-kem-768"]
+    assert hints["api"] == "legacy"
