@@ -84,7 +84,8 @@ _OUTPUT_START = re.compile(
 
 _ADJACENT_LINES = re.compile(r"[^\n]\n[^\n]")
 _FACT_KINDS = ("cpuinfo", "os-release", "openwrt_release", "armbian-release", "redhat-release",
-               "uname -a", "uname -r", "uname -m", "banner", "nvram get os_version", "rpi-issue")
+               "uname -a", "uname -r", "uname -m", "banner", "nvram get os_version", "rpi-issue",
+               "debian_version", "alpine-release", "arch-release")
 
 
 def parse_console(text: str) -> ParsedLog:
@@ -211,6 +212,9 @@ def _command_kind(command: str | None) -> str | None:
         ("nvram get os_version", r"nvram\s+get\s+os_version"),
         ("banner", r"/etc/(?:motd|banner|issue)\b|^(?:motd|banner)$"),
         ("rpi-issue", r"rpi-issue"),
+        ("debian_version", r"debian_version"),
+        ("alpine-release", r"alpine-release"),
+        ("arch-release", r"arch-release"),
     )
     for kind, pattern in checks:
         if re.search(pattern, cmd):

@@ -155,6 +155,19 @@ def test_detect_step_section_markers(marker):
     assert (log.cpu.model, log.cpu.logical_cpus) == ("Cortex-A72", 4)
 
 
+def test_real_head_output_with_file_headers_as_the_detect_step_prints_it():
+    log = parse_console(read("console/detect-head-markers-debian12-x86_64.txt"))
+    assert (log.cpu.model, log.cpu.logical_cpus) == ("AMD EPYC", 2)
+    assert (log.os.family, log.os.version, log.os.kernel) == ("debian", "12", "6.18.44-fc-v1098")
+    assert log.openssl.version == "3.0.19" and log.openssl.platform == "debian-amd64"
+    assert log.measurements == [] and log.skipped == []
+
+
+def test_marker_files_decide_the_family_when_nothing_else_does():
+    assert parse_console("==> /etc/alpine-release <==\n3.18.4\n").os.family == "alpine"
+    assert parse_console("==> /etc/debian_version <==\n12.5\n").os.family == "debian"
+
+
 def test_facts_are_recognised_without_their_command():
     text = read("facts/os-release-debian-12.txt") + "\n" + read("facts/cpuinfo-x86_64-amd-epyc-2cpu.txt")
     log = parse_console(text)
