@@ -56,6 +56,8 @@ def main(args: argparse.Namespace) -> int:
             continue
         parsed.append((name, log))
         _print_notes(name, log)
+    if not parsed:
+        return 2
     if args.json:
         objects = [dict(file=name, **log.to_dict()) for name, log in parsed]
         print(json.dumps(objects[0] if len(args.files) == 1 else objects, indent=2))

@@ -113,6 +113,11 @@ def test_one_bad_file_among_several_still_prints_the_good_ones(capsys, tmp_path)
     assert "empty.log is empty" in err
 
 
+def test_every_file_bad_prints_nothing_on_stdout(capsys, tmp_path):
+    code, out, err = run(capsys, "--json", tmp_path / "a.log", tmp_path / "b.log")
+    assert code == 2 and out == "" and err.count("no such file") == 2
+
+
 def test_help_explains_units_and_stdin(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["parse", "--help"])
