@@ -197,6 +197,10 @@ def exit_codes(progress_text: str) -> dict[str, int]:
 
 def failure_reason(event: HostEvent) -> str:
     """One line for the report: which step, and what the host said (last lines: opkg's errors are at the end)."""
+    if "@@sslbench-state died" in event.stdout:
+        return f"{event.task}: the benchmark script on the host died (killed, out of memory, or /tmp wiped?)"
+    if "@@sslbench-state stopped" in event.stdout:
+        return f"{event.task}: the benchmark was stopped on the host"
     said = _tail(event.stdout, 4)
     what = event.message if event.message and event.message != "non-zero return code" else ""
     parts = [p for p in (what, said) if p]
@@ -373,6 +377,8 @@ def run_command(args: argparse.Namespace) -> int:
             progress.planned = {c.id: c.seconds for c in plan.cells}
             progress.total = len(plan.cells)
         if plans and not interrupt.requested:
+            if args.forks is None:  # every host benchmarks at the same time unless the user said otherwise
+                driver.forks = max(5, len(plans))
             status = driver.play(tags="bench", extravars=bench_vars(run.run_id, plans), on_event=collector.on_event)
             if status == "canceled" or interrupt.requested:
                 driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run.run_id},
