@@ -273,9 +273,9 @@ hundredths() {
     _f=${_f}00
     _f=${_f%"${_f#??}"}  # first two digits
     [ -n "$_i" ] || _i=0
-    # strip leading zeros so the shell does not read octal
-    while [ "${_f#0}" != "$_f" ] && [ ${#_f} -gt 1 ]; do _f=${_f#0}; done
-    while [ "${_i#0}" != "$_i" ] && [ ${#_i} -gt 1 ]; do _i=${_i#0}; done
+    # strip leading zeros so the shell does not read octal (no string-length expansion: its brace-hash opens a Jinja comment)
+    while :; do case $_f in 0?*) _f=${_f#0} ;; *) break ;; esac; done
+    while :; do case $_i in 0?*) _i=${_i#0} ;; *) break ;; esac; done
     echo $((_i * 100 + _f))
 }
 

@@ -327,3 +327,10 @@ def test_real_capture_names_the_openssl_provider():
     snap = parse_conditions((DATA / "debian12-x86_64-vm-snapshot.txt").read_text())
     assert snap["openssl"]["providers"][0]["id"] == "default"
     assert snap["openssl"]["providers"][0]["status"] == "active"
+
+
+def test_script_survives_jinja():
+    # the playbook embeds the script through Ansible's templating: no Jinja markers in it
+    text = SCRIPT.read_text()
+    for marker in ("{{", "{%", "{#"):
+        assert marker not in text, marker
