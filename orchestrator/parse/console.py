@@ -82,6 +82,7 @@ _OUTPUT_START = re.compile(
     r"|The 'numbers'|type[ \t]+16 bytes|speed: |Linux \S+ \d|built on:)"
 )
 
+_KEY_VALUE_FILES = ("os-release", "openwrt_release", "armbian-release")
 _ADJACENT_LINES = re.compile(r"[^\n]\n[^\n]")
 _FACT_KINDS = ("cpuinfo", "os-release", "openwrt_release", "armbian-release", "redhat-release",
                "uname -a", "uname -r", "uname -m", "banner", "nvram get os_version", "rpi-issue",
@@ -102,8 +103,12 @@ def parse_console(text: str) -> ParsedLog:
                     _sniff_facts(body, files, cpuinfo_texts)
             elif kind == "openssl version":
                 _merge_build(result.openssl, parse_openssl_build(body))
+            elif kind == "cpuinfo" and not _CPUINFO_LINE.search(body):
+                result.skipped.append(f"{_label(command)}: no cpuinfo fields in its output ({_first_line(body)})")
             elif kind == "cpuinfo":
                 cpuinfo_texts.append(body)
+            elif kind in _KEY_VALUE_FILES and "=" not in body:
+                result.skipped.append(f"{_label(command)}: no KEY=value lines in its output ({_first_line(body)})")
             elif kind in _FACT_KINDS:
                 files.setdefault(kind, body)
             else:  # no command, an unknown one (ssh, cat /etc/*release*, opkg ...), or a marker section
@@ -232,8 +237,8 @@ def _add_speed(result: ParsedLog, command: str | None, body: str) -> None:
     label = _label(command)
     result.skipped.extend(f"{label}: {note}" if command else note for note in parsed.skipped)
     if command and not parsed.measurements and not parsed.skipped:
-        first = next((line.strip() for line in body.split("\n") if line.strip()), "")
-        why = f" ({first[:120]})" if first and not _SPEED_CONTENT.search(first) else ""
+        first = _first_line(body)
+        why = f" ({first})" if first and not _SPEED_CONTENT.search(first) else ""
         result.skipped.append(f"{label}: no results{why}")
 
 
@@ -298,6 +303,10 @@ def _merge_build(into: OpenSSLBuild, other: OpenSSLBuild | None) -> None:
     for f in fields(OpenSSLBuild):
         if getattr(into, f.name) is None and getattr(other, f.name) is not None:
             setattr(into, f.name, getattr(other, f.name))
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip()[:120] for line in text.split("\n") if line.strip()), "")
 
 
 def _label(command: str | None) -> str:

@@ -168,6 +168,16 @@ def test_marker_files_decide_the_family_when_nothing_else_does():
     assert parse_console("==> /etc/debian_version <==\n12.5\n").os.family == "debian"
 
 
+def test_facts_commands_that_failed_are_reported():
+    log = parse_console("root@OpenWrt:~# cat /proc/cpuinfo\ncat: can't open '/proc/cpuinfo': No such file or directory\n"
+                        "root@OpenWrt:~# cat /etc/os-release\ncat: can't open '/etc/os-release': No such file or directory\n")
+    assert log.skipped == [
+        "`cat /proc/cpuinfo`: no cpuinfo fields in its output (cat: can't open '/proc/cpuinfo': No such file or directory)",
+        "`cat /etc/os-release`: no KEY=value lines in its output (cat: can't open '/etc/os-release': No such file or directory)",
+    ]
+    assert log.cpu.model is None and log.os.family is None
+
+
 def test_facts_are_recognised_without_their_command():
     text = read("facts/os-release-debian-12.txt") + "\n" + read("facts/cpuinfo-x86_64-amd-epyc-2cpu.txt")
     log = parse_console(text)
