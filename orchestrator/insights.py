@@ -78,18 +78,18 @@ class HostInsights:
 
 
 def throughput(values: dict[CellKey, float], algorithms: Sequence[str] | None = None) -> list[Throughput]:
-    """Single-core and all-core throughput per algorithm and block size, through the preferred API."""
+    """Single-core and all-core throughput per algorithm, API (evp first) and block size (ascending)."""
     out = []
     names = sorted({k[0] for k in values if k[2] is None and k[4] is not None}) if algorithms is None else algorithms
     for algorithm in names:
         rows = {k: v for k, v in values.items() if k[0] == algorithm and k[2] is None and k[4] is not None}
         apis = {k[1] for k in rows}
-        api = next((a for a in API_PREFERENCE if a in apis), None)
-        for block in sorted({k[4] for k in rows if k[1] == api}):  # type: ignore[type-var]
-            one = rows.get((algorithm, api, None, 1, block))
-            multi = [(k[3], v) for k, v in rows.items() if k[1] == api and k[4] == block and k[3] > 1]
-            cores, all_cores = max(multi) if multi else (None, None)
-            out.append(Throughput(algorithm, api, block, one, all_cores, cores))
+        for api in [a for a in API_PREFERENCE if a in apis] + sorted(a for a in apis if a not in API_PREFERENCE):
+            for block in sorted({k[4] for k in rows if k[1] == api}):  # type: ignore[type-var]
+                one = rows.get((algorithm, api, None, 1, block))
+                multi = [(k[3], v) for k, v in rows.items() if k[1] == api and k[4] == block and k[3] > 1]
+                cores, all_cores = max(multi) if multi else (None, None)
+                out.append(Throughput(algorithm, api, block, one, all_cores, cores))
     return out
 
 
@@ -101,11 +101,12 @@ def line_rates(values: dict[CellKey, float], links: Sequence[int] = DEFAULT_LINK
         in_range = [t for t in throughput(values, [algorithm]) if LINE_BLOCKS[0] <= t.block_size <= LINE_BLOCKS[1]]
         if not in_range:
             continue
-        t = min(in_range, key=lambda x: x.block_size)
-        if t.one_core is not None and (best_one is None or t.one_core > best_one[0]):
-            best_one = (t.one_core, t.algorithm, t.block_size)
-        if t.all_cores is not None and (best_all is None or t.all_cores > best_all[0]):
-            best_all = (t.all_cores, t.algorithm, t.block_size, t.cores or 0)
+        smallest = min(t.block_size for t in in_range)
+        for t in (t for t in in_range if t.block_size == smallest):  # every API measured at that block
+            if t.one_core is not None and (best_one is None or t.one_core > best_one[0]):
+                best_one = (t.one_core, t.algorithm, t.block_size)
+            if t.all_cores is not None and (best_all is None or t.all_cores > best_all[0]):
+                best_all = (t.all_cores, t.algorithm, t.block_size, t.cores or 0)
     out = []
     for link in links:
         if best_one is None and best_all is None:
@@ -187,7 +188,7 @@ def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS) -> H
     shakes, notes = handshakes(values)
     return HostInsights(
         host=result.host,
-        throughput=throughput(values, [a for a in AEADS if any(k[0] == a for k in values)]),
+        throughput=throughput(values),
         line_rates=line_rates(values, links),
         crypto_instructions=list(result.cpu.crypto),
         evp_ratio=ratio,

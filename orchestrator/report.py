@@ -115,19 +115,20 @@ def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
     blocks: list[Block] = [Heading("Per core and all cores")]
     rows = []
     for s, ins in found:
+        largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
         for t in ins.throughput:
-            if t.block_size not in insights.LINE_BLOCKS:
+            if t.block_size not in (insights.LINE_BLOCKS[0], largest[t.algorithm, t.api]):
                 continue
             rows.append([
-                s.label, t.algorithm, t.block_size,
+                s.label, t.algorithm, t.api or "", t.block_size,
                 fmt_throughput(t.one_core) if t.one_core is not None else "-",
                 f"{fmt_throughput(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
                 fmt_throughput(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
             ])
     if rows:
-        blocks.append(Table(["host", "algorithm", "block", "1 core", "all cores", "per core (all / N)"], rows))
+        blocks.append(Table(["host", "algorithm", "api", "block", "1 core", "all cores", "per core (all / N)"], rows))
     else:
-        blocks.append(Note(f"No {' / '.join(insights.AEADS)} measurements at {insights.LINE_BLOCKS} bytes."))
+        blocks.append(Note("No throughput measurements."))
     blocks.append(Heading("VPN / TLS line rate"))
     blocks.append(Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
                        "1024-16384 bytes (VPN-sized packets); packet handling costs come on top."))
@@ -251,6 +252,7 @@ def _plot_algorithm(series: list[Series], algorithm: str) -> bytes | None:
         rows = insights.throughput(s.values, [algorithm])
         if not rows:
             continue
+        rows = [t for t in rows if t.api == rows[0].api]  # the preferred API (evp first)
         blocks = {t.block_size: t for t in rows}
         chosen = next((blocks[b] for b in BAR_BLOCK_PREFERENCE if b in blocks), rows[-1])
         labels.append(f"{s.label}\n{chosen.block_size} B")
