@@ -2,11 +2,13 @@
 
 The logs are the real fixtures (tests/data/speed and tests/data/console), each also in the shapes users paste
 (as is, CRLF, doubled newlines, behind a shell prompt), assigned round-robin to 50 hosts. Timing covers
-parse_console for every log, building the records and rendering the merged throughput and public-key tables.
+parse_console for every log, building the records and rendering the merged throughput and public-key tables;
+printed once with Python's default cyclic GC and once with it off (as `sslbench diff` runs big batches).
 Run: `make benchmark` (or .venv/bin/python benchmarks/bench_parse.py [N]).
 """
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from pathlib import Path
@@ -45,12 +47,8 @@ def corpus(count: int) -> list[str]:
     return logs
 
 
-def main(count: int = 10_000) -> None:
-    logs = corpus(count)
-    size = sum(map(len, logs))
-    start = time.perf_counter()
-    parsed = [parse_console(text) for text in logs]
-    parsed_at = time.perf_counter()
+def merge_and_render(parsed) -> tuple[int, int, int, int]:
+    """Every log's measurements under its host, then the two comparison tables rendered as text."""
     hosts: dict[str, HostResult] = {}
     for i, log in enumerate(parsed):
         host = hosts.setdefault(f"host{i % HOSTS:02d}", HostResult(host=f"host{i % HOSTS:02d}"))
@@ -60,14 +58,36 @@ def main(count: int = 10_000) -> None:
     text = tables.render(headers, tables.display_rows(rows, "table"), "table")
     pk_headers, pk_rows = tables.pk_table(records, by="host")
     tables.render(pk_headers, tables.display_rows(pk_rows, "table"), "table")
-    end = time.perf_counter()
+    return len(records), len(rows), len(pk_rows), len(text.splitlines())
 
-    rate = count / (end - start)
-    measurements = sum(len(log.measurements) for log in parsed)
-    print(f"logs: {count} ({size / 1e6:.1f} MB, {measurements} measurements, {len(records)} records, "
-          f"{len(rows)} throughput rows, {len(pk_rows)} public-key rows, {len(text.splitlines())} table lines)")
-    print(f"parse:  {parsed_at - start:.2f} s   merge+tables: {end - parsed_at:.2f} s   total: {end - start:.2f} s")
-    print(f"rate:   {rate:,.0f} logs/s   target {TARGET_LOGS_PER_SECOND:,} logs/s   ratio {rate / TARGET_LOGS_PER_SECOND:.2f}")
+
+def measure(logs: list[str], gc_off: bool) -> tuple[float, float, tuple, int]:
+    """(parse seconds, merge+tables seconds, table sizes, measurements)."""
+    gc.collect()
+    if gc_off:  # what `sslbench diff` does for big batches: no cyclic GC while building many small objects
+        gc.disable()
+    try:
+        start = time.perf_counter()
+        parsed = [parse_console(text) for text in logs]
+        parsed_at = time.perf_counter()
+        sizes = merge_and_render(parsed)
+        end = time.perf_counter()
+    finally:
+        gc.enable()
+    return parsed_at - start, end - parsed_at, sizes, sum(len(log.measurements) for log in parsed)
+
+
+def main(count: int = 10_000) -> None:
+    logs = corpus(count)
+    print(f"logs: {count} ({sum(map(len, logs)) / 1e6:.1f} MB of text, real fixtures in 4 shapes, {HOSTS} hosts)")
+    for gc_off in (False, True):
+        parse_s, merge_s, (records, rows, pk_rows, lines), measurements = measure(logs, gc_off)
+        rate = count / (parse_s + merge_s)
+        label = "cyclic GC off" if gc_off else "default GC   "
+        print(f"{label}: parse {parse_s:.2f} s + merge/tables {merge_s:.2f} s -> {rate:,.0f} logs/s, "
+              f"ratio to the {TARGET_LOGS_PER_SECOND:,} logs/s target: {rate / TARGET_LOGS_PER_SECOND:.2f}")
+    print(f"result: {measurements} measurements, {records} records, {rows} throughput rows, "
+          f"{pk_rows} public-key rows, {lines} table lines")
 
     # Where the time goes: each log through parse_speed alone and parse_console, interleaved so that load
     # from other processes on the machine hits both alike.
@@ -79,7 +99,7 @@ def main(count: int = 10_000) -> None:
         parse_console(text)
         speed_only += t1 - t0
         console_time += time.perf_counter() - t1
-    print(f"breakdown (second pass): parse_speed alone {speed_only:.2f} s ({count / speed_only:,.0f} logs/s), "
+    print(f"breakdown: parse_speed alone {speed_only:.2f} s ({count / speed_only:,.0f} logs/s), "
           f"parse_console {console_time:.2f} s: session splitting + facts add {console_time - speed_only:+.2f} s")
 
 
