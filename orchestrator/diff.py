@@ -2,20 +2,23 @@
 
 A cell is host × algorithm × api × threads × block size (× operation for public-key rows). The samples of a cell
 are its measurements with status ok (one per `--repeat` index, or pooled over several runs of one firmware).
-Cells are flagged when the host was short of CPU time (busy/throttled) or the cell was unsupported on a side.
+Cells are flagged when the host was short of CPU time (busy, throttled, hot ... from orchestrator.validity, or a
+progress line well under the run's `-seconds`) or the cell was unsupported on a side.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from orchestrator import identity, stats, tables
+from orchestrator import identity, stats, tables, validity
 from orchestrator.errors import UserError
 from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
 
 # A progress line "… in 2.10s" on a 3 s cell means the process got 70 % of the CPU it asked for: busy or throttled.
 BUSY_RATIO = 0.8
-BUSY_FLAGS = ("busy", "throttled")
+# validity.py's flags that make a figure less comparable (few-samples is left out: diff shows n itself).
+CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, validity.CORES_OFFLINE,
+                           validity.PIN_FAILED))
 
 # (algorithm, api, operation, threads, block_size)
 CellKey = tuple[str, str | None, str | None, int, int | None]
@@ -49,7 +52,7 @@ def nominal_seconds(run: Run) -> float | None:
 def host_cells(result: HostResult, nominal: float | None = None, into: dict[CellKey, Cell] | None = None) -> dict[CellKey, Cell]:
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware)."""
     cells: dict[CellKey, Cell] = {} if into is None else into
-    host_flags = {f for f in result.flags if f in BUSY_FLAGS}
+    host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
     busy_below = BUSY_RATIO * nominal if nominal else None
     for m in result.measurements:  # the hot loop of a 50,000-cell diff: keep it plain
         key = cell_key(m)
@@ -64,7 +67,7 @@ def host_cells(result: HostResult, nominal: float | None = None, into: dict[Cell
         if value is not None:
             cell.samples.append(float(value))
         if m.flags:
-            cell.flags.update(f for f in m.flags if f in BUSY_FLAGS)
+            cell.flags.update(f for f in m.flags if f in CARRIED_FLAGS)
         if busy_below is not None and m.seconds is not None and m.seconds < busy_below:
             cell.flags.add("busy")
     return cells

@@ -165,3 +165,9 @@ def test_cli_diff_by_firmware_and_history(tmp_path, capsys):
     assert "old = OpenWrt 22.03" in out and "new = beta" in out
     assert re.search(r"\s~\s+p=1\.000 n=4\+4", out)  # delta column: not significant
     assert cli.main(["history", "nobody", "--results", str(tmp_path)]) == 2
+
+
+def test_host_wide_validity_flags_are_carried_and_no_busy_without_nominal_seconds():
+    hot = HostResult("h", flags=["hot", "incomplete"], measurements=throughput([100.0], seconds=0.5))
+    rows = diff.diff_runs(make_run("a", [hot]), make_run("b", [HostResult("h", measurements=throughput([100.0]))]))
+    assert rows[0].flags == ["hot-old"]  # 0.5 s is not "short" when the run did not record its -seconds
