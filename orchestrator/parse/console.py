@@ -149,8 +149,7 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     """(command or marker name, output) pairs in order; output before any prompt has command None."""
     cuts: list[tuple[int, int, str | None]] = []
     glued: dict[int, str] = {}  # cut start -> output that a lost newline glued onto the command line
-    maybe_prompts = "@" in text or "$" in text or "#" in text or "sh-" in text or ":\\" in text
-    for match in _PROMPT.finditer(text) if maybe_prompts else ():
+    for match in _prompt_lines(text):
         command, output = _split_glued_command((match.group("cmd") or "").strip())
         cuts.append((match.start(), match.end(), command or None))
         if output:
@@ -175,6 +174,22 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     return [(c, b) for c, b in segments if b.strip() or (c and _command_kind(c) == "speed")]
 
 
+def _prompt_lines(text: str):
+    """_PROMPT matches, tried only on lines that hold a prompt character (most log lines hold none)."""
+    tried: set[int] = set()
+    for mark in "#$>":
+        at = text.find(mark)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            if start not in tried:
+                tried.add(start)
+                match = _PROMPT.match(text, start)
+                if match:
+                    yield match
+            end = text.find("\n", at)
+            at = text.find(mark, end) if end != -1 else -1
+
+
 def _split_glued_command(command: str) -> tuple[str, str]:
     """`cat /etc/os-release NAME="Debian"...` -> (`cat /etc/os-release`, `NAME="Debian"...`).
 
@@ -196,6 +211,25 @@ def _split_glued_command(command: str) -> tuple[str, str]:
     return command, ""
 
 
+_COMMAND_KINDS = [(kind, re.compile(pattern)) for kind, pattern in (
+    ("cpuinfo", r"/proc/cpuinfo|^cpuinfo$"),
+    ("os-release", r"os-release"),
+    ("openwrt_release", r"openwrt_release"),
+    ("armbian-release", r"armbian-release"),
+    ("redhat-release", r"(?:redhat|centos|fedora|rocky|almalinux|system)-release"),
+    ("uname -r", r"^(?:\S*/)?uname\s+-r\b"),
+    ("uname -m", r"^(?:\S*/)?uname\s+-m\b"),
+    ("uname -a", r"^(?:\S*/)?uname\b"),
+    ("nvram get os_version", r"nvram\s+get\s+os_version"),
+    ("banner", r"/etc/(?:motd|banner|issue)\b|^(?:motd|banner)$"),
+    ("rpi-issue", r"rpi-issue"),
+    ("debian_version", r"debian_version"),
+    ("alpine-release", r"alpine-release"),
+    ("arch-release", r"arch-release"),
+)]
+_OPENSSL_VERSION = re.compile(r"\bopenssl\s+version\b")
+
+
 def _command_kind(command: str | None) -> str | None:
     """What a command (or a marker's file name) prints, as the key the facts parsers expect."""
     if not command:
@@ -203,26 +237,10 @@ def _command_kind(command: str | None) -> str | None:
     cmd = command[8:] if command.startswith("section ") else command
     if _SPEED_COMMAND.search(" " + cmd):
         return "speed"
-    if re.search(r"\bopenssl\s+version\b", cmd):
+    if _OPENSSL_VERSION.search(cmd):
         return "openssl version"
-    checks = (
-        ("cpuinfo", r"/proc/cpuinfo|^cpuinfo$"),
-        ("os-release", r"os-release"),
-        ("openwrt_release", r"openwrt_release"),
-        ("armbian-release", r"armbian-release"),
-        ("redhat-release", r"(?:redhat|centos|fedora|rocky|almalinux|system)-release"),
-        ("uname -r", r"^(?:\S*/)?uname\s+-r\b"),
-        ("uname -m", r"^(?:\S*/)?uname\s+-m\b"),
-        ("uname -a", r"^(?:\S*/)?uname\b"),
-        ("nvram get os_version", r"nvram\s+get\s+os_version"),
-        ("banner", r"/etc/(?:motd|banner|issue)\b|^(?:motd|banner)$"),
-        ("rpi-issue", r"rpi-issue"),
-        ("debian_version", r"debian_version"),
-        ("alpine-release", r"alpine-release"),
-        ("arch-release", r"arch-release"),
-    )
-    for kind, pattern in checks:
-        if re.search(pattern, cmd):
+    for kind, pattern in _COMMAND_KINDS:
+        if pattern.search(cmd):
             return kind
     return None
 
