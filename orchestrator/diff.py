@@ -243,6 +243,27 @@ def diff_by_firmware(
     return old, new, diff_sides(_pool(old, host), _pool(new, host))
 
 
+def pooled_result(entry: FirmwareSeen) -> HostResult:
+    """All measurements of one firmware as one HostResult (facts from its latest run), for insights."""
+    latest = entry.results[-1][1]
+    return HostResult(latest.host, cpu=latest.cpu, os=latest.os, openssl=latest.openssl,
+                      measurements=[m for _, r in entry.results for m in r.measurements])
+
+
+def line_rate_changes(old: dict[str, HostResult], new: dict[str, HostResult], links: Sequence[int]) -> list[str]:
+    """The line-rate verdicts that changed between old and new, one sentence each (what a user acts on)."""
+    from orchestrator import insights
+
+    lines = []
+    for host in sorted(set(old) & set(new)):
+        before = insights.host_insights(old[host], links).line_rates
+        after = insights.host_insights(new[host], links).line_rates
+        for a, b in zip(before, after):
+            if (a.carried, a.cores_needed) != (b.carried, b.cores_needed):
+                lines.append(f"{host}: was: {a.verdict}; now: {b.verdict}")
+    return lines
+
+
 def _pool(entry: FirmwareSeen, host: str) -> Side:
     cells: dict[CellKey, Cell] = {}
     for run, result in entry.results:

@@ -6,7 +6,7 @@ import gc
 import sys
 from pathlib import Path
 
-from orchestrator import diff, store, tables
+from orchestrator import diff, insights, store, tables
 from orchestrator.errors import UserError
 
 EPILOG = """\
@@ -32,6 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--from", dest="from_label", metavar="LABEL", help="old firmware (label or unique part of it)")
     parser.add_argument("--to", dest="to_label", metavar="LABEL", help="new firmware (label or unique part of it)")
     parser.add_argument("--format", choices=tables.FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--link", default="100,1000", metavar="MBIT,...",
+                        help="link speeds in Mbit/s whose VPN/TLS line-rate verdicts to compare (default: 100,1000)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
     parser.set_defaults(func=main)
 
@@ -56,6 +58,7 @@ def _diff(args: argparse.Namespace) -> int:
             raise UserError("--by firmware needs --host H (the host whose firmware versions to compare)")
         runs = load_store(args.results)
         old, new, rows = diff.diff_by_firmware(runs, args.host, args.from_label, args.to_label)
+        old_results, new_results = {args.host: diff.pooled_result(old)}, {args.host: diff.pooled_result(new)}
         if args.format in ("table", "markdown"):
             print(f"{args.host}: old = {old.label} ({', '.join(old.run_ids)})")
             print(f"{args.host}: new = {new.label} ({', '.join(new.run_ids)})\n")
@@ -66,9 +69,16 @@ def _diff(args: argparse.Namespace) -> int:
             raise UserError("diff needs two runs (RUN_A RUN_B), or --host H --by firmware")
         old_run, new_run = (store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs)
         rows = diff.diff_runs(old_run, new_run, args.host)
+        old_results, new_results = (
+            {h.host: h for h in run.hosts if args.host is None or h.host == args.host} for run in (old_run, new_run))
         if args.format in ("table", "markdown"):
             print(f"old = {old_run.run_id}, new = {new_run.run_id}\n")
     print(diff.render(rows, args.format))
+    if args.format in ("table", "markdown"):
+        changes = diff.line_rate_changes(old_results, new_results, insights.parse_links(args.link))
+        if changes:
+            print("\nline rate changes (VPN/TLS crypto, see `sslbench report`):")
+            print("\n".join(f"- {line}" for line in changes))
     return 0
 
 

@@ -171,3 +171,15 @@ def test_host_wide_validity_flags_are_carried_and_no_busy_without_nominal_second
     hot = HostResult("h", flags=["hot", "incomplete"], measurements=throughput([100.0], seconds=0.5))
     rows = diff.diff_runs(make_run("a", [hot]), make_run("b", [HostResult("h", measurements=throughput([100.0]))]))
     assert rows[0].flags == ["hot-old"]  # 0.5 s is not "short" when the run did not record its -seconds
+
+
+def test_cli_diff_reports_line_rate_verdicts_that_changed(tmp_path, capsys):
+    # aes-256-gcm at 1024 B on one core: 15 MB/s = 120 Mbit/s before, 10 MB/s = 80 Mbit/s after.
+    a = save(tmp_path, make_run("20260101T000000Z-aaaa", [HostResult("r1", measurements=throughput([15e6] * 4))]))
+    b = save(tmp_path, make_run("20260102T000000Z-bbbb", [HostResult("r1", measurements=throughput([10e6] * 4))]))
+    assert cli.main(["diff", a.name, b.name, "--results", str(tmp_path), "--link", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "- r1: was: carries 100 Mbit/s on 1 core" in out
+    assert "now: cannot carry 100 Mbit/s (best 80 Mbit/s" in out
+    assert cli.main(["diff", a.name, b.name, "--results", str(tmp_path), "--link", "50"]) == 0
+    assert "line rate changes" not in capsys.readouterr().out  # 50 Mbit/s carried on 1 core before and after
