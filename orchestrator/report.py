@@ -112,24 +112,7 @@ def _host_section(series: list[Series]) -> list[Block]:
 
 def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
     found = [(s, insights.host_insights(s.result, links)) for s in series]
-    blocks: list[Block] = [Heading("Per core and all cores")]
-    rows = []
-    for s, ins in found:
-        largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
-        for t in ins.throughput:
-            if t.block_size not in (insights.LINE_BLOCKS[0], largest[t.algorithm, t.api]):
-                continue
-            rows.append([
-                s.label, t.algorithm, t.api or "", t.block_size,
-                fmt_throughput(t.one_core) if t.one_core is not None else "-",
-                f"{fmt_throughput(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
-                fmt_throughput(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
-            ])
-    if rows:
-        blocks.append(Table(["host", "algorithm", "api", "block", "1 core", "all cores", "per core (all / N)"], rows))
-    else:
-        blocks.append(Note("No throughput measurements."))
-    blocks.append(Heading("VPN / TLS line rate"))
+    blocks: list[Block] = [Heading("VPN / TLS line rate")]
     blocks.append(Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
                        "1024-16384 bytes (VPN-sized packets); packet handling costs come on top."))
     blocks.append(Table(["host"] + [f"{link} Mbit/s" for link in links],
@@ -149,6 +132,23 @@ def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
             blocks.append(Note(" ".join(notes)))
     else:
         blocks.append(Note("No rsa2048 / ecdsap256 sign measurements."))
+    blocks.append(Heading("Per core and all cores"))
+    rows = []
+    for s, ins in found:
+        largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
+        for t in ins.throughput:
+            if t.block_size not in (insights.LINE_BLOCKS[0], largest[t.algorithm, t.api]):
+                continue
+            rows.append([
+                s.label, t.algorithm, t.api or "", t.block_size,
+                fmt_throughput(t.one_core) if t.one_core is not None else "-",
+                f"{fmt_throughput(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
+                fmt_throughput(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
+            ])
+    if rows:
+        blocks.append(Table(["host", "algorithm", "api", "block", "1 core", "all cores", "per core (all / N)"], rows))
+    else:
+        blocks.append(Note("No throughput measurements."))
     return blocks
 
 
