@@ -7,6 +7,7 @@ progress line well under the run's `-seconds`) or the cell was unsupported on a 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -65,7 +66,10 @@ def host_cells(result: HostResult, nominal: float | None = None, into: dict[Cell
             continue
         value = m.bytes_per_second if m.operation is None else m.ops_per_second
         if value is not None:
-            cell.samples.append(float(value))
+            if math.isfinite(value):
+                cell.samples.append(float(value))
+            else:
+                cell.flags.add("invalid")  # openssl printed inf/nan: the cell ran for ~0 s
         if m.flags:
             cell.flags.update(f for f in m.flags if f in CARRIED_FLAGS)
         if busy_below is not None and m.seconds is not None and m.seconds < busy_below:

@@ -183,3 +183,11 @@ def test_cli_diff_reports_line_rate_verdicts_that_changed(tmp_path, capsys):
     assert "now: cannot carry 100 Mbit/s (best 80 Mbit/s" in out
     assert cli.main(["diff", a.name, b.name, "--results", str(tmp_path), "--link", "50"]) == 0
     assert "line rate changes" not in capsys.readouterr().out  # 50 Mbit/s carried on 1 core before and after
+
+
+def test_inf_and_nan_values_are_flagged_not_compared():
+    bad = [Measurement("aes-256-gcm", 1024, float("inf"), api="evp"), Measurement("aes-256-gcm", 1024, float("nan"),
+                                                                                 api="evp", repeat=1)]
+    (row,) = diff.diff_runs(make_run("a", [HostResult("h", measurements=bad)]),
+                            make_run("b", [HostResult("h", measurements=throughput([5.0]))]))
+    assert row.flags == ["invalid-old"] and row.old is None and row.new == 5.0
