@@ -4,8 +4,9 @@ benchstat's rules, which sslbench follows (golang.org/x/perf/cmd/benchstat, benc
 - the summary of a sample is its **median** (benchmark timings are not normal, so no mean, no outlier rejection);
 - two samples are compared with the **Mann-Whitney U test**, two-sided, on the full samples;
 - a change is significant when **p < alpha = 0.05**; otherwise it is shown as `~`;
-- the U test cannot reach p < 0.05 with fewer than **4 samples per side** (3 vs 3 gives p >= 0.1), so, like
-  benchstat, sslbench warns "need >= 4 samples per side" instead of pretending; the verdict stays p < alpha.
+- with equal sample sizes the U test cannot reach p < 0.05 below **4 samples per side** (3 vs 3: p >= 0.1;
+  benchstat's uTestSamples(0.05) = 4), so, like benchstat, sslbench warns "need >= 4 samples per side" and
+  keeps the verdict p < alpha (3 vs 5 can reach p = 2/56 = 0.036, and then it is significant).
 sslbench adds one rule of its own: with a single sample on either side there is no test at all, so the verdict is
 None (unknown), not `~`.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 ALPHA = 0.05
-MIN_SAMPLES_TO_DETECT = 4  # benchstat's uTestSamples(0.05): below this per side p can never be < 0.05
+MIN_SAMPLES_TO_DETECT = 4  # benchstat's uTestSamples(0.05): n vs n below this can never give p < 0.05
 EXACT_MAX_SIDE = 50  # scipy's exact null distribution (no ties) up to this many samples per side
 EXACT_MAX_PERMUTATIONS = 200_000  # with ties: exact enumeration below this many ways to split the pooled sample
 

@@ -103,3 +103,10 @@ def test_delta_pct():
     assert stats.delta_pct(200.0, 150.0) == pytest.approx(-25.0)
     assert stats.delta_pct(0.0, 1.0) is None
     assert math.isclose(stats.compare([2.0, 2.0], [3.0, 3.0]).delta_pct, 50.0)
+
+
+def test_three_against_five_can_be_significant_with_a_warning():
+    # C(8,3) = 56 splits, 2 fully separated: p = 2/56 < 0.05; benchstat's verdict is p < alpha, plus its warning.
+    comparison = stats.compare([1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0, 8.0])
+    assert comparison.p_value == pytest.approx(2 / 56)
+    assert comparison.significant is True and "need >= 4" in comparison.warning
