@@ -322,6 +322,21 @@ def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
     return out
 
 
+def notes(rows: Sequence[DiffRow]) -> list[str]:
+    """benchstat-style warnings under the table: why cells have no verdict or a weak one."""
+    compared = [r for r in rows if r.old_n and r.new_n]
+    single = sum(1 for r in compared if r.p_value is None)
+    few = sum(1 for r in compared if r.p_value is not None and min(r.old_n, r.new_n) < stats.MIN_SAMPLES_TO_DETECT)
+    out = []
+    if single:
+        out.append(f"{single} of {len(compared)} cells have one sample on a side: no verdict "
+                   f"(sslbench run --repeat {stats.MIN_SAMPLES_TO_DETECT} or more)")
+    if few:
+        out.append(f"{few} cells have fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
+                   f"need >= {stats.MIN_SAMPLES_TO_DETECT} to detect a change at alpha {stats.ALPHA:g}")
+    return out
+
+
 def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
     """Text/Markdown tables like benchstat (`~` when not significant); CSV and JSON keep the raw numbers."""
     import json

@@ -75,6 +75,8 @@ def _diff(args: argparse.Namespace) -> int:
             print(f"old = {old_run.run_id}, new = {new_run.run_id}\n")
     print(diff.render(rows, args.format))
     if args.format in ("table", "markdown"):
+        for note in diff.notes(rows):
+            print(f"note: {note}")
         changes = diff.line_rate_changes(old_results, new_results, insights.parse_links(args.link))
         if changes:
             print("\nline rate changes (VPN/TLS crypto, see `sslbench report`):")
