@@ -339,7 +339,8 @@ def _parse_idle_lines(lines: list[str]) -> dict[str, Any]:
                 "cpu_cores": _hundredths(pairs.get("cpu_centicores")),
             })
         elif key == "idle":
-            gate["idle"] = value.split()[0] == "yes" if value else None
+            word = value.split()[0] if value else ""
+            gate["idle"] = {"yes": True, "no": False}.get(word)  # "skipped": the gate was turned off
             gate["waited"] = _number(pairs.get("waited", ""))
             gate["reason"] = pairs.get("reason")
     return gate

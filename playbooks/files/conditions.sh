@@ -311,6 +311,11 @@ idle_wait() {
     _limit=$(hundredths "${5:-0.25}")
     echo "@@ begin sslbench-idle 1 gate"
     echo "params max=$_max load=${2:-0.3} quiet=$_quiet_need sample=$_sample cpu_limit=${5:-0.25}"
+    if [ "$_max" -le 0 ]; then
+        echo "idle skipped waited=0 reason=disabled"
+        echo "@@ end sslbench-idle"
+        return 0
+    fi
     _waited=0 _quiet=0 _verdict=
     if ! read_stat; then
         note "no /proc/stat: cannot measure CPU use, judging by load only"

@@ -334,3 +334,23 @@ def test_script_survives_jinja():
     text = SCRIPT.read_text()
     for marker in ("{{", "{%", "{#"):
         assert marker not in text, marker
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_idle_gate_turned_off(shell, tmp_path):
+    root = make_sysroot(tmp_path / "r", RK3576)
+    gate = parse_idle(run_script(shell, root, "idle-wait", "0", "0.3").stdout)
+    assert gate["idle"] is None and gate["reason"] == "disabled" and gate["samples"] == []
+
+
+def test_script_fits_dropbear_in_the_playbook_pieces():
+    # playbooks/sslbench.yml sends the script in pieces of PIECE lines: dropbear refuses commands over
+    # 9000 bytes (MAX_CMD_LEN), and the raw task adds its own wrapper around each piece
+    playbook = (ROOT / "playbooks" / "sslbench.yml").read_text()
+    import re
+
+    match = re.search(r"\[item:item \+ (\d+)\]", playbook)
+    piece = int(match.group(1)) if match else 150
+    lines = SCRIPT.read_text().rstrip("\n").split("\n")
+    sizes = [len("\n".join(lines[i:i + piece]).encode()) for i in range(0, len(lines), piece)]
+    assert max(sizes) < 7000, sizes
