@@ -51,6 +51,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
+    links = insights.parse_links(args.link)
     if args.by == "firmware":
         if args.runs:
             raise UserError("--by firmware compares runs from the store: give --host H, not run directories")
@@ -77,7 +78,7 @@ def _diff(args: argparse.Namespace) -> int:
     if args.format in ("table", "markdown"):
         for note in diff.notes(rows):
             print(f"note: {note}")
-        changes = diff.line_rate_changes(old_results, new_results, insights.parse_links(args.link))
+        changes = diff.line_rate_changes(old_results, new_results, links)
         if changes:
             print("\nline rate changes (VPN/TLS crypto, see `sslbench report`):")
             print("\n".join(f"- {line}" for line in changes))
