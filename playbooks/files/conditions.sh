@@ -146,14 +146,17 @@ sec_thermal() {
 }
 
 sec_topology() {
+    _found=
     for _c in "$CPU_SYS"/cpu[0-9]*; do
         [ -d "$_c" ] || continue
+        _found=1
         echo "@@ topology ${_c##*/}"
         for _f in topology/physical_package_id topology/cluster_id topology/core_id cpu_capacity online; do
             # cpu0 often has no `online` file, and only ARM has cpu_capacity: no note for those
             [ -r "$_c/$_f" ] && show "${_f#topology/}" "$_c/$_f"
         done
     done
+    [ -n "$_found" ] || note "no /sys/devices/system/cpu/cpuN (no sysfs: topology unknown)"
 }
 
 sec_swap() {

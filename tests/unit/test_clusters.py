@@ -100,3 +100,8 @@ def test_pinning_evidence():
 
 def test_cluster_label_without_names():
     assert Cluster(cpus=[0, 2], source="all").label == "cpu0,2"
+
+
+def test_no_sysfs_falls_back_to_the_stat_lines():
+    router = snap("rig-openwrt1-busybox-dropbear.txt")  # real: /proc only
+    assert [(c.cpus, c.source) for c in detect_clusters(router)] == [([0, 1], "all")]

@@ -354,3 +354,15 @@ def test_script_fits_dropbear_in_the_playbook_pieces():
     lines = SCRIPT.read_text().rstrip("\n").split("\n")
     sizes = [len("\n".join(lines[i:i + piece]).encode()) for i in range(0, len(lines), piece)]
     assert max(sizes) < 7000, sizes
+
+
+def test_real_capture_from_the_busybox_fleet_host():
+    # openwrt1 of tests/rig: BusyBox ash behind dropbear in a chroot with /proc but no /sys
+    snap = parse_conditions((DATA / "rig-openwrt1-busybox-dropbear.txt").read_text())
+    assert snap["label"] == "openwrt1"
+    assert sorted(snap["cpu_times"]) == ["cpu", "cpu0", "cpu1"]
+    assert "no /sys/devices/system/cpu/online" in snap["notes"]
+    assert "no /sys/devices/system/cpu/cpuN (no sysfs: topology unknown)" in snap["notes"]
+    assert "no openssl (engines and providers unknown)" in snap["notes"]
+    assert snap["tools"] == {"taskset": "taskset", "nproc": "nproc"}  # BusyBox applets, no path
+    assert "cpus" not in snap or not snap["cpus"]
