@@ -11,6 +11,7 @@ Pure: snapshot dicts (orchestrator/parse/conditions.py) and CpuFacts in, plain d
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,15 @@ def pin_targets(clusters: list[Cluster]) -> list[int]:
 def pinned_command(cpu: int, command: list[str]) -> list[str]:
     """`taskset -c N command...` (util-linux and BusyBox both take -c)."""
     return ["taskset", "-c", str(int(cpu)), *command]
+
+
+_TASKSET = re.compile(r"(?:^|\s)taskset\s+-c\s+(\d+)\s")
+
+
+def pinned_cpu_of(command: str) -> int | None:
+    """The CPU a command line asked taskset for ("taskset -c 7 openssl speed ..." -> 7)."""
+    match = _TASKSET.search(command or "")
+    return int(match.group(1)) if match else None
 
 
 @dataclass

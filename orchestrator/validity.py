@@ -423,10 +423,15 @@ def nominal_seconds(openssl_args: list[str], pubkey: bool = False) -> float:
 def flag_cell(measurements: list[Measurement], evidence_text: str, *, threads: int = 1,
               nominal: float | None = None, host_before: dict[str, Any] | None = None,
               pinned_cpu: int | None = None, th: Thresholds = THRESHOLDS) -> Verdict:
-    """Judge one cell from the evidence conditions.sh appended to its log; flag its measurements."""
+    """Judge one cell from the evidence conditions.sh appended to its log; flag its measurements.
+    A cell whose command was `taskset -c N ...` is checked for pinning to N unless `pinned_cpu` says."""
+    from orchestrator.clusters import pinned_cpu_of
     from orchestrator.parse.conditions import parse_cell
 
-    verdict = cell_verdict(parse_cell(evidence_text), threads=threads, measurements=measurements,
+    cell = parse_cell(evidence_text)
+    if pinned_cpu is None:  # the run script pins single-thread cells on big.LITTLE hosts (pin-target)
+        pinned_cpu = pinned_cpu_of(cell.get("run", {}).get("command", ""))
+    verdict = cell_verdict(cell, threads=threads, measurements=measurements,
                            nominal_seconds=nominal, host_before=host_before, pinned_cpu=pinned_cpu, th=th)
     apply_flags([m for m in measurements if m.status == "ok"], verdict.flags)
     return verdict

@@ -105,3 +105,11 @@ def test_cluster_label_without_names():
 def test_no_sysfs_falls_back_to_the_stat_lines():
     router = snap("rig-openwrt1-busybox-dropbear.txt")  # real: /proc only
     assert [(c.cpus, c.source) for c in detect_clusters(router)] == [([0, 1], "all")]
+
+
+def test_pinned_cpu_from_the_command_line():
+    from orchestrator.clusters import pinned_cpu_of
+
+    assert pinned_cpu_of("taskset -c 7 /usr/bin/openssl speed -mr") == 7
+    assert pinned_cpu_of("/usr/bin/openssl speed -mr -multi 4") is None
+    assert pinned_cpu_of("") is None

@@ -267,3 +267,14 @@ def test_crypto_evidence_prefers_the_highest_priority_driver():
     assert vm["openssl_providers"] == ["default"] and vm["openssl_engines"] == []
     router = crypto_evidence(snap("openwrt-mips-1core.txt"))
     assert router["kernel_accelerated"] == [] and router["openssl_engines"] == []
+
+
+def test_flag_cell_checks_the_pin_its_command_asked_for():
+    from orchestrator.validity import flag_cell
+
+    moved = (DATA / "rk3576-cell-pin-failed.txt").read_text()  # command: taskset -c 7 openssl ...
+    m = Measurement("aes-128-gcm", 16, 1.0)
+    verdict = flag_cell([m], moved, threads=1)
+    assert verdict.flags == [PIN_FAILED] and m.flags == [PIN_FAILED]
+    ok = flag_cell([Measurement("aes-128-gcm", 16, 1.0)], (DATA / "rk3576-cell-cpu7-ok.txt").read_text())
+    assert ok.facts["pinning"]["held"] is True
