@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from orchestrator.model import ERROR, Measurement, OpenSSLBuild, ParsedLog
+from orchestrator.model import ERROR, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
 
 SIZES_1_0 = (16, 64, 256, 1024, 8192)
@@ -111,6 +111,7 @@ class _Row:
     child: int | None = None  # -multi child number for `Got:` lines
     pk_key: tuple | None = None  # (family, bits, op) to match progress lines
     error: str | None = None
+    unsupported: str | None = None  # why the build did not run it
 
 
 @dataclass
@@ -373,10 +374,19 @@ def _add_row(label: str, values: list[str], state: _State) -> bool:
         state.skipped.append(f"row {label!r} has {len(values)} values for {len(sizes)} block sizes: skipped")
         return True
     algorithm = canonical_algorithm(label)
+    unsupported = _all_zero(values)
     for size, token in zip(sizes, values):
-        value, error = _bytes_per_second(token)
-        state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=value, error=error))
+        value, error = (None, None) if unsupported else _bytes_per_second(token)
+        state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=value, error=error,
+                               unsupported=unsupported))
     return True
+
+
+def _all_zero(values: list[str]) -> str | None:
+    """A full `openssl speed` run prints 0.00 in every column for what the build left out (md2, idea …)."""
+    if all(v.strip().rstrip("kK") in ("0.00", "0", "0.0") for v in values):
+        return "not in this OpenSSL build (openssl printed 0.00 for every block size)"
+    return None
 
 
 def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
@@ -442,11 +452,12 @@ def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int |
         state.skipped.append(f"+F line for {label!r} has {len(values)} values and no matching +H: skipped")
         return
     algorithm = canonical_algorithm(label)
+    unsupported = _all_zero(values)
     for size, token in zip(sizes, values):
-        number = _number(token.strip())
-        error = None if number is not None else f"openssl printed {token.strip()!r}"
+        number = None if unsupported else _number(token.strip())
+        error = None if number is not None or unsupported else f"openssl printed {token.strip()!r}"
         state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=number,
-                               child=child, error=error))
+                               child=child, error=error, unsupported=unsupported))
 
 
 def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: int | None) -> None:
@@ -757,9 +768,10 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
             m.operation = row.operation
             m.ops_per_second = row.value
             m.api = api
-        if row.error:
-            m.status = ERROR
-            m.reason = row.error
+        if row.unsupported:
+            m.status, m.reason = UNSUPPORTED, row.unsupported
+        elif row.error:
+            m.status, m.reason = ERROR, row.error
         if not multi:
             _attach_progress(m, row, state)
         measurements.append(m)
@@ -787,7 +799,8 @@ def _choose_rows(state: _State) -> list[_Row]:
         total = summed.get(key)
         if total is None:
             summed[key] = _Row(label=row.label, algorithm=row.algorithm, block_size=row.block_size,
-                               value=row.value, operation=row.operation, pk_key=row.pk_key, error=row.error)
+                               value=row.value, operation=row.operation, pk_key=row.pk_key, error=row.error,
+                               unsupported=row.unsupported)
         elif total.value is not None and row.value is not None:
             total.value += row.value
         else:

@@ -384,3 +384,23 @@ def test_3_5_real_multi_kem_and_named_summary():
     assert (got[("ml-kem-768", "encaps")].ops_per_second, got[("ml-kem-768", "encaps")].threads) == (8852.2, 2)
     got = cells(parse_speed(load("openssl-3.5.9-x86_64-multi2-aes-256-gcm.txt")))
     assert (got[("aes-256-gcm", 16)].bytes_per_second, got[("aes-256-gcm", 16)].api) == (37575550.0, "evp")
+
+
+def test_1_1_1_full_run_every_table():
+    """`openssl speed -seconds 1` with no algorithm: every label 1.1.1 prints, all curves, 0.00 rows."""
+    parsed = parse_speed(load("openssl-1.1.1w-x86_64-all-algorithms.txt"))
+    got = cells(parsed)
+    throughput = {m.algorithm for m in parsed.measurements if m.operation is None}
+    assert len(throughput) == 30 and len(parsed.measurements) == 30 * 6 + 14 + 6 + 44 + 24 + 4
+    assert got[("camellia-128-cbc", 16)].bytes_per_second == 152864180.0  # label wider than %-13s
+    assert got[("rc5-32/12-cbc", 64)].bytes_per_second is None
+    assert got[("md2", 16)].status == "unsupported" and "0.00" in got[("md2", 16)].reason
+    assert {got[("ghash", 16)].api, got[("rand", 16)].api, got[("aes-128-ige", 16)].api} == {"legacy"}
+    assert got[("rsa15360", "sign")].ops_per_second == 4.3 and got[("rsa15360", "sign")].count == 2
+    assert got[("ecdsabrp512t1", "verify")].ops_per_second == 1100.0
+    assert got[("ecdsak283", "sign")].count == 1024  # second 283-bit curve keeps its own progress line
+    assert got[("ecdsab283", "sign")].count == 1089
+    assert got[("ecdhbrp256r1", "op")].ops_per_second == 3184.0
+    assert got[("x448", "op")].ops_per_second == 2072.7
+    assert got[("ed448", "verify")].count == 1839
+    assert parsed.skipped == []
