@@ -139,6 +139,9 @@ class Driver:
             "ANSIBLE_DEPRECATION_WARNINGS": "False",
             # raw output from a pty can carry odd bytes; never let a decode error kill the callback.
             "ANSIBLE_STDOUT_CALLBACK": "default",
+            # SSH master connections of this run only: reusing one from an earlier run (ControlPersist)
+            # would skip the host key check, and a stale one would outlive a host's SSH server.
+            "ANSIBLE_SSH_CONTROL_PATH_DIR": str(self.private_dir / "cp"),
             # ansible-playbook lives next to this Python (the venv), which need not be on PATH.
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]),
         }
