@@ -73,8 +73,8 @@ HOSTS_BY_NAME = {h.name: h for h in HOSTS}
 RECIPES: dict[str, dict] = {
     "raspbian": {"version": 1, "debootstrap": ["armhf", "bullseye", "openssl,python3-minimal"]},
     "armbian": {"version": 1, "debootstrap": ["arm64", "bookworm", ""]},
-    "centos": {"version": 1, "debootstrap": ["amd64", "bookworm", "rpm"],
-               "rpms": ["openssl", "libssl3"]},
+    # libssl3 is in the base already (as openssl-libs is on any CentOS 7): the repo has `openssl`.
+    "centos": {"version": 2, "debootstrap": ["amd64", "bookworm", "rpm"], "rpms": ["openssl"]},
     "openwrt": {"version": 1, "debs": ["bookworm", "mipsel", "libc6", "libgcc-s1"]},
     "ddwrt": {"version": 1, "debs": ["bullseye", "armhf", "openssl", "libssl1.1", "libc6", "libgcc-s1"]},
     "feed": {"version": 1, "debs": ["bookworm", "mipsel", "openssl", "libssl3", "libatomic1"]},
@@ -318,9 +318,8 @@ def build_centos(dest: Path) -> None:
         index = []
         for rpm in sorted(Path(tmp).glob("*.rpm")):
             q = run(["rpm", "-qp", "--qf", "%{NAME} %{VERSION}-%{RELEASE} %{ARCH}", str(rpm)]).stdout.split()
-            requires = {"openssl": ["libssl3"]}.get(q[0], [])
             shutil.copy2(rpm, repo / rpm.name)
-            index.append(" ".join(q + [rpm.name] + requires))
+            index.append(" ".join(q + [rpm.name]))
     write(repo / "pkglist", "\n".join(index) + "\n")
     write(dest / "etc/yum.repos.d/sslbench-local.repo",
           "# sslbench test rig: a local repository of .rpm files converted by alien from Debian's packages.\n"
@@ -713,6 +712,8 @@ def write_client_files() -> None:
             lines.append(f"        {h.name}:")
             lines += [f"          {k}: {json.dumps(v)}" for k, v in hv.items()]
     write(INVENTORY, "\n".join(lines) + "\n")
+    # When the hosts were last reset: tests tell "provisioned since" from "built with".
+    write(STATE / "fleet.json", json.dumps({"up_at": time.time(), "hosts": [h.__dict__ for h in HOSTS]}, indent=1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -769,7 +770,10 @@ def cmd_status(_args) -> int:
 
 
 def cmd_stop(args) -> int:
-    stop_host(HOSTS_BY_NAME[args.host])
+    host = HOSTS_BY_NAME[args.host]
+    stop_host(host)
+    if args.sessions:  # the box is gone, not only its SSH server
+        kill_sessions_in(host_root(host))
     return 0
 
 
@@ -788,6 +792,8 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("host", choices=sorted(HOSTS_BY_NAME))
         p.set_defaults(func=func)
+        if name == "stop":
+            p.add_argument("--sessions", action="store_true", help="also end the host's open SSH sessions")
     sub.add_parser("feed-down").set_defaults(func=lambda a: feed_down() or 0)
     sub.add_parser("feed-up").set_defaults(func=lambda a: feed_up() or 0)
     args = parser.parse_args(argv)
