@@ -10,7 +10,7 @@ Order of what goes first (the least information lost per second saved comes firs
   1. sizes down to the key ones: 16 (small packets), 1024 (a VPN packet), the largest (peak);
      the curve between them is smooth.
   2. the legacy API (EVP is what TLS and VPNs use; legacy is only the "is EVP faster" question).
-  3. -seconds down to 1 where the host has it (more noise, every cell still there).
+  3. -seconds down one at a time (default, 3, 2, 1) where the host has it (more noise, every cell still there).
   4. repeats, one at a time down to 1 (the verdict gets weaker, flagged few-samples).
   5. sizes down to 1024 alone.
   6. algorithms, least asked-about first (ALGORITHM_DROP_ORDER); the last one always stays.
@@ -34,6 +34,7 @@ ALGORITHM_DROP_ORDER = (
 )
 KEY_SIZES = (16, 1024)  # plus the largest size the host has
 SINGLE_SIZE = 1024
+DEFAULT_SECONDS_STEP = 3  # the first -seconds tried when shortening openssl's defaults (3 s / 10 s public-key)
 # Per cell, beyond the benchmark seconds: openssl start-up, the evidence snapshots and the marker
 # line (measured ~0.1-0.3 s on small boards; qemu-emulated hosts are slower).
 CELL_OVERHEAD_SECONDS = 0.5
@@ -130,10 +131,12 @@ def _step_legacy(request: Any, _plan: Any) -> tuple[Any, str] | None:
 
 
 def _step_seconds(request: Any, _plan: Any) -> tuple[Any, str] | None:
+    """Default time (3 s per size, 10 s per public-key operation) -> 3 s -> 2 s -> 1 s, one step at a time."""
     if request.seconds == 1:
         return None
+    shorter = DEFAULT_SECONDS_STEP if not request.seconds else min(request.seconds - 1, DEFAULT_SECONDS_STEP)
     was = f"{request.seconds} s" if request.seconds else "default time"
-    return dataclasses.replace(request, seconds=1), f"-seconds {was} -> 1 s"
+    return dataclasses.replace(request, seconds=shorter), f"-seconds {was} -> {shorter} s"
 
 
 def _step_repeats(request: Any, _plan: Any) -> tuple[Any, str] | None:

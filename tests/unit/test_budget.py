@@ -97,8 +97,17 @@ def test_drop_order_goes_legacy_then_seconds_then_repeats():
     req = Request(repeat=3, seconds=3)
     steps = fit_budget(req, planner(), 120).dropped
     kinds = [s.split(" ")[0] for s in steps]
-    assert kinds[:5] == ["sizes", "legacy", "-seconds", "repeat", "repeat"], steps
-    assert "repeat 3 -> 2" in steps[3]
+    assert kinds[:6] == ["sizes", "legacy", "-seconds", "-seconds", "repeat", "repeat"], steps
+    assert steps[2].startswith("-seconds 3 s -> 2 s") and steps[3].startswith("-seconds 2 s -> 1 s")
+    assert "repeat 3 -> 2" in steps[4]
+
+
+def test_seconds_shrink_one_step_at_a_time_so_the_plan_stays_as_big_as_fits():
+    # default times (3 s per size, 10 s per public-key op): a modest cut only goes to -seconds 3
+    result = fit_budget(Request(apis=("evp",)), planner(), 200)
+    assert result.fits and result.request.seconds == 3
+    assert [s.split(" (saves")[0] for s in result.dropped] == [
+        "sizes 64,256,8192 (kept 16,1024,16384)", "-seconds default time -> 3 s"]
 
 
 def test_algorithms_go_least_asked_first_and_one_always_stays():
