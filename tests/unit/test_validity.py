@@ -278,3 +278,27 @@ def test_flag_cell_checks_the_pin_its_command_asked_for():
     assert verdict.flags == [PIN_FAILED] and m.flags == [PIN_FAILED]
     ok = flag_cell([Measurement("aes-128-gcm", 16, 1.0)], (DATA / "rk3576-cell-cpu7-ok.txt").read_text())
     assert ok.facts["pinning"]["held"] is True
+
+
+def test_real_pinned_cell_on_the_fleet_armhf_host():
+    # raspbian1 of tests/rig (qemu-arm, OpenSSL 1.1.1w) while this shared VM was busy:
+    # openssl got 1.19 s of CPU in 2 s, pinned to CPU 1 and seen there
+    from orchestrator.parse.conditions import split_evidence
+    from orchestrator.parse.speed import parse_speed
+    from orchestrator.validity import flag_cell
+
+    speed, evidence = split_evidence((DATA / "rig-raspbian1-cell-taskset.txt").read_text())
+    measurements = parse_speed(speed).measurements
+    assert [(m.algorithm, m.block_size, m.seconds) for m in measurements] == [("aes-128-gcm", 1024, 1.19)]
+    verdict = flag_cell(measurements, evidence, threads=1, nominal=2)
+    assert verdict.facts["pinning"]["held"] is True and verdict.facts["cpus"] == [1]
+    assert BUSY in verdict.flags and measurements[0].flags == [BUSY]
+    assert "aes-128-gcm 1024 got 1.19s of CPU in 2s" in " ".join(verdict.reasons)
+
+
+@pytest.mark.parametrize("name", ["rig-raspbian1-armhf-qemu.txt", "rig-ddwrt1-busybox-readonly.txt",
+                                  "rig-openwrt1-busybox-dropbear.txt"])
+def test_real_fleet_snapshots_raise_no_false_flags(name):
+    s = snap(name)
+    assert host_verdict(s, s).flags == []
+    assert any("no sysfs" in n for n in s["notes"])
