@@ -4,19 +4,20 @@
 - the largest VPN/TLS line rate a host can carry for given links (Mbit/s), from aes-256-gcm / chacha20-poly1305
   at 1024–16384-byte blocks on one core and on all cores (crypto only: packet handling costs come on top);
 - whether the CPU has crypto instructions (CpuFacts.crypto) and whether the EVP path uses them (EVP ≫ legacy on
-  aes-*-cbc: the legacy low-level API never uses AES instructions, EVP does when OpenSSL was built with asm);
+  aes-*-cbc up to OpenSSL 1.1.1; OpenSSL 3.x's CPUINFO capability bits; see evp_check);
 - RSA / ECDSA handshakes per second for TLS relays.
 
 Values are medians over repeats; units as in orchestrator.units (MB/s = 10^6 bytes/s, Mbit/s = 10^6 bits/s).
 """
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from orchestrator.diff import CellKey, host_cells
-from orchestrator.model import CpuFacts, HostResult
+from orchestrator.model import HostResult
 from orchestrator.units import fmt_number, fmt_throughput, mbits, mbytes
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
@@ -132,8 +133,37 @@ def line_rates(values: dict[CellKey, float], links: Sequence[int] = DEFAULT_LINK
     return out
 
 
-def evp_check(values: dict[CellKey, float], cpu: CpuFacts) -> tuple[float | None, str]:
-    """EVP / legacy on aes-*-cbc at the largest block both measured; and what it says about AES instructions."""
+IA32CAP_AES = 57  # OPENSSL_ia32cap: CPUID(1).ECX bit 25 (AES-NI) in the upper half of the first 64-bit word
+ARMCAP_AES = 1 << 2  # OPENSSL_armcap: ARMV8_AES
+
+
+def openssl_aes_capability(cpuinfo: str | None) -> bool | None:
+    """Does OpenSSL itself say it will use AES instructions? From its `CPUINFO:` line (OpenSSL 3.x), which
+    reflects any OPENSSL_ia32cap/armcap mask; None when the line is missing or unknown."""
+    if not cpuinfo:
+        return None
+    x86 = re.search(r"OPENSSL_ia32cap=0x([0-9a-fA-F]+)", cpuinfo)
+    if x86:
+        return bool((int(x86.group(1), 16) >> IA32CAP_AES) & 1)
+    arm = re.search(r"OPENSSL_armcap=0x([0-9a-fA-F]+)", cpuinfo)
+    if arm:
+        return bool(int(arm.group(1), 16) & ARMCAP_AES)
+    return None
+
+
+def _openssl_major(version: str | None) -> int | None:
+    found = re.match(r"(?:OpenSSL\s+)?(\d+)\.", version or "")
+    return int(found.group(1)) if found else None
+
+
+def evp_check(values: dict[CellKey, float], result: HostResult) -> tuple[float | None, str]:
+    """Does the CPU have AES instructions, and does OpenSSL's EVP path use them?
+
+    Evidence, strongest first: EVP ≫ legacy on aes-*-cbc (up to OpenSSL 1.1.1 the legacy speed test calls the
+    low-level AES_* code, which never uses AES instructions); OpenSSL 3.x's own `CPUINFO:` capability bits
+    (in 3.x `speed` runs the legacy ciphers through EVP too, so EVP ≈ legacy proves nothing there).
+    """
+    cpu = result.cpu
     has_aes = any(flag.lower() in ("aes", "aes-ni", "aesni") for flag in cpu.crypto)
     cpu_known = bool(cpu.crypto or cpu.model or cpu.arch)
     best: float | None = None
@@ -149,10 +179,21 @@ def evp_check(values: dict[CellKey, float], cpu: CpuFacts) -> tuple[float | None
         cpu_text = "the CPU has AES instructions"
     else:
         cpu_text = "the CPU reports no AES instructions" if cpu_known else "CPU features unknown (no /proc/cpuinfo)"
+    if best is not None and best >= EVP_GAIN:
+        return best, f"{cpu_text}; EVP is {best:.1f}x legacy on aes-cbc: the EVP path uses hardware/asm AES"
+    capability = openssl_aes_capability(result.openssl.cpuinfo)
+    if capability is True:
+        return best, f"{cpu_text}; OpenSSL's CPUINFO capability bits say it uses them (EVP path: yes)"
+    if capability is False and has_aes:
+        return best, (f"{cpu_text} but OpenSSL's CPUINFO capability bits have AES off "
+                      "(masked by OPENSSL_ia32cap/armcap?): the EVP path does not use them")
+    major = _openssl_major(result.openssl.version or next(
+        (m.openssl_version for m in result.measurements if m.openssl_version), None))
     if best is None:
         return None, f"{cpu_text}; EVP vs legacy not measured (run aes-128-cbc with and without -evp)"
-    if best >= EVP_GAIN:
-        return best, f"{cpu_text}; EVP is {best:.1f}x legacy on aes-cbc: the EVP path uses hardware/asm AES"
+    if major is not None and major >= 3:
+        return best, (f"{cpu_text}; EVP is {best:.1f}x legacy on aes-cbc, which cannot tell on OpenSSL 3.x "
+                      "(its speed test runs legacy ciphers through EVP as well)")
     if has_aes:
         return best, (f"{cpu_text} but EVP is only {best:.1f}x legacy on aes-cbc: "
                       "this OpenSSL does not seem to use them (built without asm?)")
@@ -184,7 +225,7 @@ def handshakes(values: dict[CellKey, float]) -> tuple[dict[str, float], list[str
 
 def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS) -> HostInsights:
     values = medians(result)
-    ratio, verdict = evp_check(values, result.cpu)
+    ratio, verdict = evp_check(values, result)
     shakes, notes = handshakes(values)
     return HostInsights(
         host=result.host,

@@ -141,3 +141,24 @@ def test_report_of_hosts_without_results(tmp_path):
     empty = run("x", [HostResult("down", status="unreachable", reason="ssh: timeout")])
     text = report.render_markdown([empty], tmp_path / "e.md").read_text()
     assert "down (unreachable: ssh: timeout)" in text and "No host has any measurement" in text
+
+
+def test_openssl_capability_bits_from_cpuinfo_line():
+    # This machine's OpenSSL 3.0.19 (tests/data/speed): AES-NI is bit 57 of the first word.
+    assert insights.openssl_aes_capability("OPENSSL_ia32cap=0xfffa3203078bffff:0x405fc6f1bf07ab") is True
+    assert insights.openssl_aes_capability("OPENSSL_ia32cap=0xfdfa3203078bffff:0x0") is False  # ~0x200000000000000
+    assert insights.openssl_aes_capability("OPENSSL_armcap=0x3d") is True  # NEON, AES, SHA1, SHA256, PMULL
+    assert insights.openssl_aes_capability("OPENSSL_armcap=0x1") is False  # NEON only
+    assert insights.openssl_aes_capability(None) is None
+
+
+def test_evp_verdict_on_openssl_3_uses_capability_bits_not_the_ratio():
+    from orchestrator.model import OpenSSLBuild
+
+    result = host("x", 20.0, aes=True, legacy_ratio=1.0)
+    result.openssl = OpenSSLBuild(version="3.0.19")
+    assert "cannot tell on OpenSSL 3.x" in insights.host_insights(result).evp_verdict
+    result.openssl = OpenSSLBuild(version="3.0.19", cpuinfo="OPENSSL_ia32cap=0xfffa3203078bffff:0x0")
+    assert "capability bits say it uses them" in insights.host_insights(result).evp_verdict
+    result.openssl = OpenSSLBuild(version="3.0.19", cpuinfo="OPENSSL_ia32cap=0xfdfa3203078bffff:0x0")
+    assert "does not use them" in insights.host_insights(result).evp_verdict
