@@ -21,6 +21,8 @@ from orchestrator.units import fmt_throughput, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
 MAX_DIFF_BARS = 40  # the largest changes only
+MAX_BAR_HOSTS = 40  # per-algorithm bar charts: the fastest hosts only
+MAX_HOST_COLUMNS = 8  # beyond this many hosts the measurement table lists one host per row
 BAR_BLOCK_PREFERENCE = (16384, 8192)  # bar charts compare hosts at the largest usual block
 
 
@@ -154,23 +156,26 @@ def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
 
 def _comparison(series: list[Series]) -> list[Block]:
     keys = sorted({k for s in series for k in s.cells}, key=diff.cell_sort_key)
-    rows = []
-    for key in keys:
-        algorithm, api, operation, threads, block = key
-        unit = "B/s" if operation is None else "ops/s"
-        cells = []
-        for s in series:
-            cell = s.cells.get(key)
-            if cell is None:
-                cells.append("")
-            elif not cell.samples:
-                cells.append(" ".join(sorted(cell.flags)) or "-")
-            else:
-                summary = stats.summarize(cell.samples)
-                cells.append(diff.format_value(summary.median, unit, summary.spread_pct if summary.n > 1 else None))
-        rows.append([algorithm, api or "", threads, operation or block] + cells)
-    return [Heading("All measurements (median ± spread)"),
-            Table(["algorithm", "api", "threads", "block / op"] + [s.label for s in series], rows)]
+    heading = Heading("All measurements (median ± spread)")
+    if len(series) > MAX_HOST_COLUMNS:  # a column per host stops being readable: one row per host and cell
+        rows = [[s.label, *_key_cells(key), _cell_text(s.cells[key])]
+                for key in keys for s in series if key in s.cells]
+        return [heading, Table(["host", "algorithm", "api", "threads", "block / op", "value"], rows)]
+    rows = [[*_key_cells(key)] + [_cell_text(s.cells[key]) if key in s.cells else "" for s in series]
+            for key in keys]
+    return [heading, Table(["algorithm", "api", "threads", "block / op"] + [s.label for s in series], rows)]
+
+
+def _key_cells(key: diff.CellKey) -> list:
+    algorithm, api, operation, threads, block = key
+    return [algorithm, api or "", threads, operation or block]
+
+
+def _cell_text(cell: diff.Cell) -> str:
+    if not cell.samples:
+        return " ".join(sorted(cell.flags)) or "-"
+    summary = stats.summarize(cell.samples)
+    return diff.format_value(summary.median, cell.unit, summary.spread_pct if summary.n > 1 else None)
 
 
 def _diff_section(old: Run, new: Run) -> list[Block]:
@@ -216,7 +221,8 @@ def _plots(series: list[Series]) -> list[Block]:
     for algorithm in algorithms:
         png = _plot_algorithm(series, algorithm)
         if png:
-            blocks.append(Figure(f"hosts-{store.safe_name(algorithm)}", f"{algorithm} across hosts", png))
+            more = f" (the {MAX_BAR_HOSTS} fastest of {len(series)})" if len(series) > MAX_BAR_HOSTS else ""
+            blocks.append(Figure(f"hosts-{store.safe_name(algorithm)}", f"{algorithm} across hosts{more}", png))
     return blocks
 
 
@@ -260,6 +266,10 @@ def _plot_algorithm(series: list[Series], algorithm: str) -> bytes | None:
         every.append(mbytes(chosen.all_cores) if chosen.all_cores is not None else 0.0)
     if not labels:
         return None
+    if len(labels) > MAX_BAR_HOSTS:  # keep the fastest (by all cores, else one core)
+        keep = sorted(range(len(labels)), key=lambda i: (every[i], one[i]), reverse=True)[:MAX_BAR_HOSTS]
+        keep.sort()
+        labels, one, every = [labels[i] for i in keep], [one[i] for i in keep], [every[i] for i in keep]
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(labels) + 2), 4))
     positions = range(len(labels))

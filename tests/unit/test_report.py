@@ -162,3 +162,16 @@ def test_evp_verdict_on_openssl_3_uses_capability_bits_not_the_ratio():
     assert "capability bits say it uses them" in insights.host_insights(result).evp_verdict
     result.openssl = OpenSSLBuild(version="3.0.19", cpuinfo="OPENSSL_ia32cap=0xfdfa3203078bffff:0x0")
     assert "does not use them" in insights.host_insights(result).evp_verdict
+
+
+def test_many_hosts_one_row_per_host_and_fastest_bars_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "MAX_HOST_COLUMNS", 2)
+    monkeypatch.setattr(report, "MAX_BAR_HOSTS", 2)
+    monkeypatch.setattr(report, "MAX_SERIES_PLOTS", 1)
+    hosts = [HostResult(f"h{i}", measurements=aead_rows("aes-256-gcm", 10.0 * (i + 1))) for i in range(4)]
+    blocks = report.build([run("r", hosts)])
+    table = next(b for i, b in enumerate(blocks) if isinstance(b, report.Table)
+                 and isinstance(blocks[i - 1], report.Heading) and blocks[i - 1].text.startswith("All measurements"))
+    assert table.headers[0] == "host" and len(table.rows) == 4 * len(BLOCKS)
+    titles = [b.title for b in blocks if isinstance(b, report.Figure)]
+    assert titles == ["h0: throughput vs block size", "aes-256-gcm across hosts (the 2 fastest of 4)"]
