@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=tables.FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--link", default="100,1000", metavar="MBIT,...",
                         help="link speeds in Mbit/s whose VPN/TLS line-rate verdicts to compare (default: 100,1000)")
-    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
+    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
+                        help="result store (default: results)")
     parser.set_defaults(func=main)
 
 

@@ -13,7 +13,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("history", help="list the firmware versions a host was measured under",
                                    description=__doc__)
     parser.add_argument("host", metavar="HOST")
-    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
+    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
+                        help="result store (default: results)")
     parser.add_argument("--format", choices=tables.FORMATS, default="table", help="output format (default: table)")
     parser.set_defaults(func=main)
 

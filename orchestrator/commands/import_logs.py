@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("logs", nargs="+", metavar="LOG", type=Path, help="saved console session / openssl speed log")
     parser.add_argument("--host", required=True, help="the host the logs were measured on")
     parser.add_argument("--firmware", metavar="LABEL", help="firmware label (default: derived from the logs' facts)")
-    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
+    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
+                        help="result store (default: results)")
     parser.set_defaults(func=main)
 
 
