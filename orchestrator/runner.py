@@ -122,6 +122,9 @@ class Driver:
         self.last_stdout = ""
 
     def close(self) -> None:
+        if os.environ.get("SSLBENCH_KEEP_RUNNER_DIR"):  # debugging: keep ansible-runner's artifacts/job_events
+            print(f"sslbench: kept ansible-runner's data in {self.private_dir}", file=sys.stderr)
+            return
         shutil.rmtree(self.private_dir, ignore_errors=True)
 
     def __enter__(self) -> Driver:
@@ -164,7 +167,11 @@ class Driver:
             if on_event is not None:
                 parsed = host_event(event)
                 if parsed is not None:
-                    on_event(parsed)
+                    try:
+                        on_event(parsed)
+                    except Exception as exc:  # a bug of ours must not swallow the rest of the run's events
+                        print(f"sslbench: internal error handling {parsed.kind} of {parsed.host} "
+                              f"({parsed.task}): {type(exc).__name__}: {exc}", file=sys.stderr)
             return True  # keep every event: rejected ones vanish from the runner's stats
 
         def cancel() -> bool:

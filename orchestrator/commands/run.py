@@ -32,8 +32,10 @@ FACTS_FILE = "facts.txt"
 # The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
 _REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
                       r"no such|unsupported", re.IGNORECASE)
-_OS_KEYS = ("/etc/os-release", "/etc/openwrt_release", "/etc/redhat-release", "/etc/motd", "uname -a",
-            "nvram os_version")
+# The detect sections orchestrator.parse.osinfo.detect_os reads.
+_OS_KEYS = ("/etc/os-release", "/etc/openwrt_release", "/etc/redhat-release", "/etc/armbian-release", "/etc/rpi-issue",
+            "/etc/debian_version", "/etc/alpine-release", "/etc/arch-release", "/etc/motd", "/etc/banner",
+            "/etc/issue", "uname -a", "nvram get os_version")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -232,11 +234,10 @@ class Collector:
         state = self.host(event.host)
         progress = self.view.host(event.host)
         changed = False
-        if event.kind == "start":
-            if event.task.startswith("Install"):
-                progress.phase, changed = "provision", True
-            elif progress.phase == "waiting":
-                progress.phase, changed = "detect", True
+        if event.kind == "start" and progress.phase == "waiting":
+            progress.phase, changed = "detect", True
+        if event.kind == "ok" and event.task.startswith("Install"):
+            progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
         if event.kind == "unreachable":
             fail(state, HOST_UNREACHABLE, f"{event.task}: {event.message or 'unreachable'}")
             progress.phase, progress.message, changed = "unreachable", event.message[:80], True

@@ -6,10 +6,10 @@ show_file() {
         cat "$1" 2>/dev/null
     fi
 }
-show_file /etc/os-release
-show_file /etc/openwrt_release
-show_file /etc/redhat-release
-show_file /etc/motd
+for f in /etc/os-release /etc/openwrt_release /etc/redhat-release /etc/armbian-release /etc/rpi-issue \
+         /etc/debian_version /etc/alpine-release /etc/arch-release /etc/motd /etc/banner /etc/issue; do
+    show_file "$f"
+done
 echo "@@sslbench:uname -a"
 uname -a 2>/dev/null
 echo "@@sslbench:/proc/cpuinfo"
@@ -21,7 +21,7 @@ else
     grep -c '^processor' /proc/cpuinfo 2>/dev/null
 fi
 if command -v nvram >/dev/null 2>&1; then
-    echo "@@sslbench:nvram os_version"
+    echo "@@sslbench:nvram get os_version"
     nvram get os_version 2>/dev/null
 fi
 echo "@@sslbench:openssl"
