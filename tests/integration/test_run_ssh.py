@@ -14,7 +14,7 @@ import yaml
 from orchestrator import store
 from orchestrator.model import HOST_OK, HOST_UNREACHABLE, OK
 
-pytestmark = [pytest.mark.rig,
+pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/sbin/sshd").exists() or
                                  shutil.which("openssl") is None, reason="needs root, /usr/sbin/sshd and openssl")]
 
