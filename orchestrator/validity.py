@@ -457,3 +457,20 @@ def flag_host(result: Any, before_text: str = "", after_text: str = "", idle_tex
         if flag not in result.flags:
             result.flags.append(flag)
     return verdict
+
+
+def measured_mhz(conditions: dict[str, Any]) -> float | None:
+    """The clock the benchmark really ran at, for per-MHz figures (None when the host has no cpufreq).
+
+    The median over cells of the time_in_state clock of the policy each cell ran on; without cell
+    evidence, the highest top clock of the host's policies (what a busy core would run at).
+    """
+    clocks = sorted(khz for verdict in conditions.get("cells", {}).values()
+                    for khz in (verdict.get("facts", {}).get("clock_khz") or {}).values())
+    if clocks:
+        mid = len(clocks) // 2
+        khz = clocks[mid] if len(clocks) % 2 else (clocks[mid - 1] + clocks[mid]) / 2
+        return round(khz / 1000, 1)
+    tops = [c.get("top_khz") for c in conditions.get("verdict", {}).get("facts", {}).get("clocks", {}).values()]
+    tops = [t for t in tops if t]
+    return round(max(tops) / 1000, 1) if tops else None

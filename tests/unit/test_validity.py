@@ -302,3 +302,19 @@ def test_real_fleet_snapshots_raise_no_false_flags(name):
     s = snap(name)
     assert host_verdict(s, s).flags == []
     assert any("no sysfs" in n for n in s["notes"])
+
+
+def test_measured_clock_for_per_mhz_figures():
+    from orchestrator.model import HostResult
+    from orchestrator.validity import flag_host, measured_mhz
+
+    result = HostResult(host="sige5")
+    flag_host(result, (DATA / "rk3576-before.txt").read_text(), (DATA / "rk3576-after-calm.txt").read_text())
+    assert measured_mhz(result.conditions) == 2304.0  # no cell evidence: the fastest policy's top clock
+    ok = cell_verdict(cell("rk3576-cell-cpu7-ok.txt"), host_before=snap("rk3576-before.txt"))
+    hot = cell_verdict(cell("rk3576-cell-cpu7-throttled.txt"), host_before=snap("rk3576-before.txt"))
+    result.conditions["cells"] = {"a": ok.to_dict(), "b": hot.to_dict()}
+    clocks = [ok.facts["clock_khz"]["policy4"], hot.facts["clock_khz"]["policy4"]]
+    assert measured_mhz(result.conditions) == round(sum(clocks) / 2 / 1000, 1)
+    assert measured_mhz({}) is None
+    assert measured_mhz(HostResult(host="router").conditions) is None
