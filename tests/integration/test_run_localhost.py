@@ -73,6 +73,19 @@ def test_run_on_localhost_stores_parses_and_reports(tmp_path):
     assert latest.returncode == 0 and latest.stdout.startswith("algorithm,api,threads,host")
 
 
+def test_cell_the_host_refuses_is_unsupported_and_the_run_goes_on(tmp_path):
+    result = sslbench("run", "--algorithms", "nosuch-cipher,sha256", "--sizes", "64", "--threads", "1",
+                      "--api", "evp", "--seconds", "1", "--results", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    [host] = store.load_run(only_run(tmp_path)).hosts
+    assert host.status == HOST_OK
+    status = {m.algorithm: m for m in host.measurements}
+    assert status["sha256"].status == OK
+    refused = status["nosuch-cipher"]
+    assert refused.status == "unsupported" and "nosuch-cipher" in refused.reason
+    assert "unsupported" in result.stdout  # shown in the table, not hidden
+
+
 def test_hosts_shows_facts_and_plan_without_benchmarking(tmp_path):
     result = sslbench("hosts", "--algorithms", "aes-128-gcm", "--threads", "1", "--seconds", "2", "--format", "json")
     assert result.returncode == 0, result.stderr
