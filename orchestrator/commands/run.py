@@ -10,6 +10,7 @@ run.json is saved whenever a host finishes, so a crash or Ctrl-C loses nothing a
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import re
 import sys
@@ -20,7 +21,7 @@ from orchestrator import matrix, store
 from orchestrator.errors import UserError
 from orchestrator.matrix import Cell, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult,
-                                Measurement, Run)
+                                Measurement, OpenSSLBuild, Run)
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
@@ -92,6 +93,7 @@ class HostState:
     provision: str | None = None  # package manager to install OpenSSL with
     plan: HostPlan | None = None
     finished: bool = False  # final status decided, run.json written
+    dir_name: str = ""  # the host's directory in the run (store.safe_name, made unique)
     cells_done: set[str] = field(default_factory=set)
 
 
@@ -103,8 +105,8 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
     state.result.os = detect_os(files)
     state.result.cpu = parse_cpuinfo(sections.get("/proc/cpuinfo", ""))
     state.openssl_path = (sections.get("openssl") or "").strip() or None
-    state.result.openssl = parse_openssl_build(sections.get("openssl version -a", "")) if state.openssl_path else \
-        state.result.openssl.__class__()
+    state.result.openssl = (parse_openssl_build(sections.get("openssl version -a", "")) if state.openssl_path
+                            else OpenSSLBuild())
     state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
                               if line.strip()]
     state.logical_cpus = matrix.first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
@@ -226,9 +228,20 @@ class Collector:
     def host(self, name: str) -> HostState:
         if name not in self.hosts:
             state = HostState(name=name, result=HostResult(host=name))
+            state.dir_name = self._unique_dir_name(name)
             self.hosts[name] = state
             self.run.hosts.append(state.result)
         return self.hosts[name]
+
+    def _unique_dir_name(self, name: str) -> str:
+        """store.safe_name, plus a short hash when two host names sanitise to the same directory."""
+        label = store.safe_name(name)
+        if any(s.dir_name == label for s in self.hosts.values()):
+            label = f"{label}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+        return label
+
+    def host_path(self, state: HostState) -> Path:
+        return store.host_dir(self.run_dir, state.dir_name)
 
     def on_event(self, event: HostEvent) -> None:
         state = self.host(event.host)
@@ -267,7 +280,7 @@ class Collector:
         cell = next((c for c in state.plan.cells if c.id == cell_id), None)
         if cell is None or not matrix.SAFE_TOKEN.match(cell_id):
             return  # only files the plan named: a host cannot choose our file names
-        path = store.host_dir(self.run_dir, state.name) / f"{cell_id}.log"
+        path = self.host_path(state) / f"{cell_id}.log"
         path.write_text(text, encoding="utf-8")
         state.result.logs.append(str(path.relative_to(self.run_dir)))
         rc = self.exit_codes.get(state.name, {}).get(cell_id)
@@ -275,7 +288,7 @@ class Collector:
         state.cells_done.add(cell_id)
 
     def _save_facts(self, state: HostState, stdout: str) -> None:
-        path = store.host_dir(self.run_dir, state.name) / FACTS_FILE
+        path = self.host_path(state) / FACTS_FILE
         path.write_text(stdout, encoding="utf-8")
         rel = str(path.relative_to(self.run_dir))
         if rel not in state.result.logs:

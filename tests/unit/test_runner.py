@@ -198,3 +198,15 @@ def test_collector_marks_missing_cells_when_the_run_stops(tmp_path):
     state2.cells_done = {c.id for c in state2.plan.cells}
     collector2.finish(state2)
     assert state2.result.status == HOST_OK
+
+
+def test_host_names_that_sanitise_alike_get_separate_directories(tmp_path):
+    collector, first = make_collector(tmp_path, host="a;b")
+    second = collector.host("a b")
+    second.plan = first.plan
+    log = f"{MR_LOG}"
+    collector.add_log(first, "001-evp-chacha20-poly1305-t1-r0", log)
+    collector.add_log(second, "001-evp-chacha20-poly1305-t1-r0", log)
+    dirs = sorted(p.name for p in collector.run_dir.iterdir() if p.is_dir())
+    assert len(dirs) == 2 and dirs[0] == "a_b" and dirs[1].startswith("a_b-")
+    assert first.result.logs != second.result.logs
