@@ -311,6 +311,18 @@ def cells_text(cells: Iterable[Cell]) -> str:
     return "".join(f"{c.id}\t{' '.join(c.args)}\n" for c in cells)
 
 
+def cells_chunks(cells: Iterable[Cell], limit: int = 3000) -> list[str]:
+    """cells_text in pieces of at most `limit` characters (whole lines), each sent by its own command:
+    dropbear refuses a command longer than 9000 bytes, and Ansible's quoting makes ours longer."""
+    chunks: list[str] = []
+    for line in cells_text(cells).splitlines(keepends=True):
+        if chunks and len(chunks[-1]) + len(line) <= limit:
+            chunks[-1] += line
+        else:
+            chunks.append(line)
+    return chunks
+
+
 def format_eta(seconds: float) -> str:
     seconds = int(math.ceil(seconds))
     if seconds < 60:

@@ -325,7 +325,7 @@ def bench_vars(run_id: str, plans: dict[str, tuple[HostState, HostPlan]]) -> dic
     for name, (state, plan) in plans.items():
         # Poll for the planned time plus a generous margin (slow boards overrun -seconds: key setup, forks).
         retries = int(math.ceil((plan.eta_seconds * 1.5 + 120 + 5 * len(plan.cells)) / POLL_DELAY))
-        host_plans[name] = {"openssl": state.openssl_path, "cells": matrix.cells_text(plan.cells),
+        host_plans[name] = {"openssl": state.openssl_path, "cell_chunks": matrix.cells_chunks(plan.cells),
                             "retries": retries, "delay": POLL_DELAY}
     return {"sslbench_run_id": run_id, "sslbench_plan": host_plans}
 
