@@ -87,15 +87,17 @@ _EC_CURVES = [
 _ED_CURVES = [(253, "Ed25519"), (456, "Ed448")]
 
 # 1.x digests whose `-evp` label equals the built-in test's label: the table cannot tell them apart.
+# (3.x: `hmac(sha256)` is both the built-in test and what `-hmac sha256` prints.)
 _AMBIGUOUS = {"md2", "md4", "md5", "mdc2", "sha1", "sha224", "sha256", "sha384", "sha512", "rmd160",
-              "ripemd160", "whirlpool", "rc4", "sm3", "sha3-256", "sha3-512", "blake2b512", "blake2s256"}
+              "ripemd160", "whirlpool", "rc4", "sm3", "sha3-256", "sha3-512", "blake2b512", "blake2s256",
+              "hmac(sha256)"}
 # Built-in tests of 1.x that never go through EVP.
 _LEGACY_ONLY = {"ghash", "rand", "hmac(md5)"}
 # Every built-in (non `-evp`) throughput test of 1.x and 3.x, canonical: any other name came from `-evp`.
 _BUILTIN = _AMBIGUOUS | _LEGACY_ONLY | {
     "des-cbc", "des-ede3", "idea-cbc", "seed-cbc", "rc2-cbc", "rc5-32/12-cbc", "bf-cbc", "cast-cbc",
     "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "aes-128-ige", "aes-192-ige", "aes-256-ige",
-    "camellia-128-cbc", "camellia-192-cbc", "camellia-256-cbc", "evp",
+    "camellia-128-cbc", "camellia-192-cbc", "camellia-256-cbc", "evp", "kmac128", "kmac256",
 }
 
 
@@ -578,7 +580,8 @@ def _pk_family_op(family: str, what: str, bits: int) -> tuple | None:
         return ("rsa", bits, "sign" if what == "private" else "verify")
     if family.startswith("rsa "):
         return ("rsa", bits, family.split()[1])
-    if family in ("dsa", "ecdsa", "sm2"):
+    if family in ("dsa", "ecdsa", "sm2", "curvesm2"):
+        family = "sm2" if family == "curvesm2" else family
         return (family, bits, what.rstrip("s") if what.startswith("sign") else what)
     if family in ("ecdh", "ffdh"):
         return (family, bits, "op")
@@ -665,7 +668,8 @@ def _pk_progress_key(what: str, bits: int) -> tuple | None:
             if op in words:
                 return ("rsa", bits, op)
         return ("rsa", bits, "sign" if words[0] == "private" else "verify")
-    family = {"DSA": "dsa", "ECDSA": "ecdsa", "Ed25519": "eddsa", "Ed448": "eddsa", "SM2": "sm2"}.get(words[0])
+    family = {"DSA": "dsa", "ECDSA": "ecdsa", "Ed25519": "eddsa", "Ed448": "eddsa", "SM2": "sm2",
+              "CurveSM2": "sm2"}.get(words[0])
     if family and len(words) > 1:
         op = "sign" if words[1].startswith("sign") else "verify"
         return (family, bits, op)

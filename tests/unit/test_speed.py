@@ -404,3 +404,17 @@ def test_1_1_1_full_run_every_table():
     assert got[("x448", "op")].ops_per_second == 2072.7
     assert got[("ed448", "verify")].count == 1839
     assert parsed.skipped == []
+
+
+def test_3_5_full_run_every_table():
+    parsed = parse_speed(load("openssl-3.5.9-x86_64-all-algorithms.txt"))
+    got = cells(parsed)
+    assert parsed.skipped == [] and parsed.openssl.version == "3.5.9"
+    assert all(m.count for m in parsed.measurements)  # every figure has its progress line
+    assert got[("kmac128", 16)].api == "legacy" and got[("hmac(sha256)", 16)].api is None
+    assert got[("rsa15360", "decrypt")].ops_per_second == 4.4
+    assert (got[("sm2", "sign")].ops_per_second, got[("sm2", "sign")].count) == (2043.2, 899)
+    assert got[("ffdh8192", "op")].ops_per_second == 147.1
+    assert got[("slh-dsa-shake-256f", "sign")].ops_per_second == 8.2
+    assert got[("x25519-kem", "encaps")].count is not None
+    assert {"ml-kem-512", "x448mlkem1024", "ecp-384", "ml-dsa-87", "rsa512-sig"} <= {m.algorithm for m in parsed.measurements}
