@@ -38,7 +38,7 @@ _ANCHORS = re.compile(
     r"|type\s+\d+ bytes|sign\s+verify\s|op\s+op/s|keygen\s+(?:encaps|signs)\s)"
     r"|(?<!Got: )(?=\+[FH]\d*:)"
     r"|[ \t]*(?<![A-Za-z])(?=[rd]sa\s+\d+\s+bits)"
-    r"|[ \t]*(?<![\d.])(?=\d+\s+bits?\s+(?:ecdsa|ecdh|EdDSA|SM2)\s+\(|\d+\s+bits\s+ffdh\s)"
+    r"|[ \t]*(?<![\d.])(?=\d+\s+bits?\s+(?:ecdsa|ecdh|EdDSA|SM2)\s+\(|\d+\s+bits\s+ffdh\s+[\d.]+s\s)"
     r"|(?:(?<=verify/s)|(?<=op/s)|(?<=decr\./s)|(?<=decaps/s))[ \t]*"
 )
 # Throughput rows glued to the next line without a space: `30703.62kaes-256-gcm`.
