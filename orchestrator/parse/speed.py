@@ -42,7 +42,8 @@ _ANCHORS = re.compile(
     r"|(?:(?<=verify/s)|(?<=op/s)|(?<=decr\./s)|(?<=decaps/s))[ \t]*"
 )
 # Throughput rows glued to the next line without a space: `30703.62kaes-256-gcm`.
-_GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])")
+# (an ffdh row's "%8.1f" rate glued to the next row's bits: `3192.53072 bits ffdh`)
+_GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])|(\d\.\d)(?=\d{4,5}\s+bits\s+ffdh)")
 
 _HEADER = re.compile(r"type((?:\s+\d+ bytes)+)")
 _PROGRESS = re.compile(
@@ -211,7 +212,7 @@ def _lines(text: str):
         if not line:
             continue
         if _may_hold_several_lines(line):
-            line = _GLUED_ROW.sub(r"\1\2 ", line)
+            line = _GLUED_ROW.sub(r"\1\2\3 ", line)
             parts = _ANCHORS.split(line)
             if len(parts) > 1:
                 for part in parts:
