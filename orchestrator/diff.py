@@ -288,7 +288,7 @@ def format_value(value: float | None, unit: str, spread: float | None = None) ->
 
     text = fmt_rate(value, unit)
     if spread is not None:
-        text += f" ± {spread:.0f}%"
+        text += f" ± {spread:.0f}%" if spread < 1000 else " ± >999%"
     return text
 
 
