@@ -18,7 +18,7 @@ from typing import Sequence
 
 from orchestrator.diff import CellKey, host_cells
 from orchestrator.model import HostResult
-from orchestrator.units import fmt_number, fmt_throughput, mbits, mbytes
+from orchestrator.units import fmt_number, mbits, mbytes
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
 LINE_BLOCKS = (1024, 16384)  # VPN packets (~1400 B) to full TLS records (16 KiB)
