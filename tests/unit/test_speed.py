@@ -418,3 +418,12 @@ def test_3_5_full_run_every_table():
     assert got[("slh-dsa-shake-256f", "sign")].ops_per_second == 8.2
     assert got[("x25519-kem", "encaps")].count is not None
     assert {"ml-kem-512", "x448mlkem1024", "ecp-384", "ml-dsa-87", "rsa512-sig"} <= {m.algorithm for m in parsed.measurements}
+
+
+def test_3_0_aarch64_real_armcap_and_mixed_api():
+    parsed = parse_speed(load("openssl-3.0.20-aarch64-qemu-evp-legacy-pk.txt"))
+    got = cells(parsed)
+    assert parsed.openssl.cpuinfo == "OPENSSL_armcap=0xfd" and parsed.openssl.version == "3.0.20"
+    assert (got[("aes-128-gcm", 16)].bytes_per_second, got[("aes-128-gcm", 16)].api) == (1977650.0, "evp")
+    assert (got[("aes-128-cbc", 16)].count, got[("aes-128-cbc", 16)].api) == (1251351, "legacy")
+    assert (got[("rsa2048", "sign")].ops_per_second, got[("x25519", "op")].count) == (141.8, 4356)
