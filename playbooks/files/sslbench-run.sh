@@ -54,12 +54,12 @@ run_cells() {
 }
 
 ship_logs() {
+    # Print finished logs up to MAX_SHIP bytes (at least one); returns 0 when some are left for the next poll.
     sent=0
     for log in logs/*.log; do
         [ -f "$log" ] || continue
         size=$(wc -c < "$log")
         if [ "$sent" -gt 0 ] && [ $((sent + size)) -gt "$MAX_SHIP" ]; then
-            echo "@@sslbench-state pending"
             return 0
         fi
         id=$(basename "$log" .log)
@@ -74,20 +74,28 @@ ship_logs() {
 }
 
 poll() {
-    echo "@@sslbench-progress"
-    [ -f progress ] && cat progress
-    if ship_logs; then
-        return 0
-    fi
+    # The state is read first: once `finished` is in the file every log is in logs/, so this poll
+    # ships them all (or says pending); read after shipping, a log moved meanwhile would be lost.
+    state=running
     if grep -q '^finished' progress 2>/dev/null; then
-        echo "@@sslbench-state finished"
+        state=finished
     elif grep -q '^stopped' progress 2>/dev/null; then
-        echo "@@sslbench-state stopped"
+        state=stopped
     elif [ -f pid ] && ! kill -0 "$(cat pid)" 2>/dev/null; then
-        echo "@@sslbench-state died"
-    else
-        echo "@@sslbench-state running"
+        state=died
     fi
+    # Only the progress lines no earlier poll printed: the whole file grows past what dropbear carries.
+    echo "@@sslbench-progress"
+    if [ -f progress ]; then
+        lines=$(wc -l < progress)
+        sent=$(cat progress.sent 2>/dev/null || echo 0)
+        head -n "$lines" progress | tail -n "+$((sent + 1))"
+        echo "$lines" > progress.sent
+    fi
+    if ship_logs; then
+        state=pending
+    fi
+    echo "@@sslbench-state $state"
 }
 
 stop() {

@@ -113,3 +113,13 @@ def test_stop_kills_the_runner_and_every_openssl_child(tmp_path):
     assert [pid for pid in tree if alive(pid)] == []
     out = sh(work, "poll").stdout
     assert "@@sslbench-state stopped" in out and "002-s" not in progress_part(out)
+
+
+def test_each_progress_line_is_printed_once(tmp_path):
+    work, fake = workdir(tmp_path, [(f"00{i}-p", "speed -mr") for i in range(1, 4)])
+    sh(work, "start", str(fake))
+    first = progress_part(sh(work, "poll").stdout)
+    assert len(first.split()) > 0 and "done 3 3 003-p 0" in first
+    (work / "progress").open("a").write("start 9 9 009-x\n")
+    assert progress_part(sh(work, "poll").stdout).strip() == "start 9 9 009-x"
+    assert progress_part(sh(work, "poll").stdout).strip() == ""
