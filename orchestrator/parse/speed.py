@@ -362,7 +362,7 @@ def _read_rows(line: str, state: _State) -> bool:
 
 
 def _add_row(label: str, values: list[str], state: _State) -> bool:
-    if not _LABEL.fullmatch(label) or not any(c.isalpha() for c in label):
+    if not _LABEL.fullmatch(label) or label.lower() == label.upper():  # needs a letter
         return False
     sizes = state.sizes
     if sizes is None:
@@ -658,6 +658,10 @@ def _read_progress(line: str, state: _State) -> None:
             state.progress.setdefault(key, []).append((int(match.group("count")), secs))
 
 
+_PROGRESS_FAMILY = {"DSA": "dsa", "ECDSA": "ecdsa", "Ed25519": "eddsa", "Ed448": "eddsa", "SM2": "sm2",
+                    "CurveSM2": "sm2"}
+
+
 def _pk_progress_key(what: str, bits: int) -> tuple | None:
     """`private RSA's`, `public RSA encrypt ops`, `DSA signs`, `ECDSA verify`, `ECDH ops`,
     `Ed25519 signs`, `SM2 sign ops`, `FFDH ops` -> (family, bits, op)."""
@@ -669,8 +673,7 @@ def _pk_progress_key(what: str, bits: int) -> tuple | None:
             if op in words:
                 return ("rsa", bits, op)
         return ("rsa", bits, "sign" if words[0] == "private" else "verify")
-    family = {"DSA": "dsa", "ECDSA": "ecdsa", "Ed25519": "eddsa", "Ed448": "eddsa", "SM2": "sm2",
-              "CurveSM2": "sm2"}.get(words[0])
+    family = _PROGRESS_FAMILY.get(words[0])
     if family and len(words) > 1:
         op = "sign" if words[1].startswith("sign") else "verify"
         return (family, bits, op)
@@ -760,6 +763,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
     if api_for and not any(row.algorithm == api_for for row in rows):
         api_for = None  # the log names it differently: the argument covers every row
     measurements = []
+    api_cache: dict[tuple[str, str], str | None] = {}  # one decision per label, not per block size
     for row in rows:
         m = Measurement(algorithm=row.algorithm, threads=threads, openssl_version=version)
         if row.operation is None:
@@ -768,7 +772,10 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
             if api and (api_for is None or row.algorithm == api_for):
                 m.api = api
             else:
-                m.api = _api_for(row.label, row.algorithm, major, hints)
+                key = (row.label, row.algorithm)
+                if key not in api_cache:
+                    api_cache[key] = _api_for(row.label, row.algorithm, major, hints)
+                m.api = api_cache[key]
         else:
             m.operation = row.operation
             m.ops_per_second = row.value
@@ -831,7 +838,7 @@ def _resolve_evp_rows(rows: list[_Row], state: _State, hinted: str | None) -> No
 
 
 def _api_for(label: str, algorithm: str, version: tuple | None, hints: dict) -> str | None:
-    if label == "evp" or any(c.isupper() for c in label):
+    if label == "evp" or label != label.lower():  # upper-case letters: 3.x EVP name
         return "evp"
     if " " in label or (algorithm in _LEGACY_ONLY and (version is None or version < (3,))):
         return "legacy"

@@ -388,7 +388,7 @@ def test_3_5_real_multi_kem_and_named_summary():
 
 def test_1_1_1_full_run_every_table():
     """`openssl speed -seconds 1` with no algorithm: every label 1.1.1 prints, all curves, 0.00 rows."""
-    parsed = parse_speed(load("openssl-1.1.1w-x86_64-all-algorithms.txt"))
+    parsed = parse_speed(load("full-runs/openssl-1.1.1w-x86_64-all-algorithms.txt"))
     got = cells(parsed)
     throughput = {m.algorithm for m in parsed.measurements if m.operation is None}
     assert len(throughput) == 30 and len(parsed.measurements) == 30 * 6 + 14 + 6 + 44 + 24 + 4
@@ -407,7 +407,7 @@ def test_1_1_1_full_run_every_table():
 
 
 def test_3_5_full_run_every_table():
-    parsed = parse_speed(load("openssl-3.5.9-x86_64-all-algorithms.txt"))
+    parsed = parse_speed(load("full-runs/openssl-3.5.9-x86_64-all-algorithms.txt"))
     got = cells(parsed)
     assert parsed.skipped == [] and parsed.openssl.version == "3.5.9"
     assert all(m.count for m in parsed.measurements)  # every figure has its progress line

@@ -7,7 +7,7 @@ import pytest
 from orchestrator.parse.speed import parse_speed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "speed"
-FIXTURES = sorted(DATA.glob("*.txt"))
+FIXTURES = sorted(DATA.rglob("*.txt"))  # full-runs/ too
 
 
 def summary(parsed):
