@@ -387,6 +387,8 @@ def run_command(args: argparse.Namespace) -> int:
                                for name, (_, plan) in plans.items()}
         collector.save()
         for name, (state, plan) in plans.items():
+            for note in plan.notes:
+                print(f"{name}: {note}", file=sys.stderr)
             progress = view.host(name)
             progress.planned = {c.id: c.seconds for c in plan.cells}
             progress.total = len(plan.cells)

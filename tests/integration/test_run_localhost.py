@@ -1,6 +1,5 @@
 """`sslbench run` end to end on this machine (ansible_connection: local) with a tiny matrix."""
 import json
-import os
 import shutil
 import signal
 import subprocess

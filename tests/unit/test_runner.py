@@ -1,8 +1,6 @@
 """Runner events -> host events -> progress, stored logs, measurements and host statuses."""
 from pathlib import Path
 
-import pytest
-
 from orchestrator import matrix, store
 from orchestrator.commands.run import Collector, HostState, apply_facts, cell_measurements, exit_codes, \
     failure_reason, progress_part, provisioning_decision, split_logs
