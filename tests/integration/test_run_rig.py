@@ -4,6 +4,7 @@ Needs `make rig-up` (root); skipped with the reason otherwise (fixtures in conft
 Matrices are tiny (-seconds 1, one size) so the module runs in a few minutes.
 """
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -146,3 +147,49 @@ def test_inventory_values_with_shell_metacharacters_on_busybox(rig_hosts, testin
     run_dir, run = load_only_run(tmp_path / "results")
     assert run.hosts[0].host == name and run.hosts[0].status == HOST_OK
     assert [p.name for p in run_dir.iterdir() if p.is_dir()] == [store.safe_name(name)]
+
+
+def speed_processes_in(root: Path) -> list[str]:
+    """`openssl speed` processes running inside a fleet host's root (seen from this machine's /proc)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if Path(f"/proc/{proc.name}/root").resolve() != root.resolve():
+                continue
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if " speed " in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testinfra_host, tmp_path):
+    sys.path.insert(0, str(Path(rig_inventory).parent))
+    import rig as riglib  # where the host's root file system is, to look at its processes from outside
+
+    victim = of_family(rig_hosts, "openwrt")
+    root = riglib.host_root(riglib.HOSTS_BY_NAME[victim])
+    results = tmp_path / "results"
+    proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", victim,
+                             "--algorithms", "sha256,sha512,sha1,md5", "--threads", "1,all", "--api", "evp",
+                             "--seconds", "2", "--results", str(results)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not list(results.glob("*/*/001-*.log")):
+            time.sleep(0.3)
+        assert list(results.glob("*/*/001-*.log")), "the first cell never came back"
+        assert speed_processes_in(root), "nothing was running to be stopped"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    time.sleep(1)
+    assert speed_processes_in(root) == []  # no orphan openssl burning the router's CPU
+    _, run = load_only_run(results)
+    [host] = run.hosts
+    assert "interrupted" in host.reason and any(m.status == OK for m in host.measurements)
+    assert not testinfra_host(victim).file(f"/tmp/sslbench.{run.run_id}").exists
