@@ -226,14 +226,26 @@ def _lines(text: str):
 def _may_hold_several_lines(line: str) -> bool:
     """A cheap test (plain string methods) before the costly anchor split."""
     if line[0] == "+":
-        return line.count("+") > 1 or ": " in line or "Forked" in line or "Doing" in line
-    if line.startswith("Got: "):
-        return line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
-    if line.startswith("compiler:"):
-        return (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
-                or "type " in line)
-    return (len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2 or "+" in line
-            or ("/s" in line and not line.endswith("/s")))
+        suspect = line.count("+") > 1 or ": " in line or "Forked" in line or "Doing" in line
+    elif line.startswith("Got: "):
+        suspect = line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
+    elif line.startswith("compiler:"):
+        suspect = (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
+                   or "type " in line)
+    else:
+        suspect = (len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2
+                   or "+D" in line or "+R" in line or "+F" in line or "+H" in line
+                   or (("s/s" in line or "op/s" in line or "./s" in line) and not line.endswith("/s")))
+    if not suspect:
+        return False
+    rest = line[1:]
+    return any(word in rest for word in _ANCHOR_WORDS) or _GLUED_ROW.search(line) is not None
+
+
+# Plain substrings at least one of which every _ANCHORS alternative contains.
+_ANCHOR_WORDS = ("Doing ", "+D", "+R", "+F", "+H", "Forked child", "Got: ", "version:", "built on:", "options:",
+                 "compiler:", "CPUINFO:", "platform:", "The 'numbers'", "OpenSSL ", "LibreSSL ", " bytes",
+                 "verify", "op/s", "keygen", " bit", "decr./s", "decaps/s")
 
 
 def _read_line(line: str, state: _State) -> None:
