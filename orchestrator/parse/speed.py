@@ -249,25 +249,24 @@ _ANCHOR_WORDS = ("Doing ", "+D", "+R", "+F", "+H", "Forked child", "Got: ", "ver
 
 
 def _read_line(line: str, state: _State) -> None:
-    first = line[0]
+    first = line[0]  # dispatch on the first character before any prefix test (speed)
     if first == "+":
         _read_mr(line, state, child=None)
-    elif line.startswith("Doing "):
+    elif first == "D" and line.startswith("Doing "):
         _read_progress(line, state)
-    elif line.startswith("Got: "):
+    elif first == "G" and line.startswith("Got: "):
         _read_child(line, state)
-    elif line.startswith("Forked child"):
+    elif first == "F" and line.startswith("Forked child"):
         state.forked.add(line[len("Forked child"):].strip())
-    elif line.startswith(("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:", "compiler:",
-                          "platform:", "CPUINFO:")):
+    elif first in "OLvbocpC" and line.startswith(_BUILD_PREFIXES):
         line = _split_trailing_row(line, state)
         _read_build_line(line, state.build)
         state.seen_block = True
-    elif line.startswith("type") and _HEADER.match(line):
+    elif first == "t" and line.startswith("type") and _HEADER.match(line):
         _read_header(line, state)
-    elif line.startswith("The 'numbers'"):
+    elif first == "T" and line.startswith("The 'numbers'"):
         pass
-    elif "sign/s" in line or "op/s" in line or "keygens/s" in line:
+    elif "/s" in line and ("sign/s" in line or "op/s" in line or "keygens/s" in line):
         if "encaps/s" in line:
             state.pk_table = "kem"
         elif "keygens/s" in line:
@@ -306,6 +305,10 @@ def _split_trailing_row(line: str, state: _State) -> str:
     if not _add_row(" ".join(label), tokens[-n:], state):
         return line
     return " ".join(tokens[:-n - width])
+
+
+_BUILD_PREFIXES = ("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:", "compiler:", "platform:",
+                   "CPUINFO:")
 
 
 def _ignore(line: str, state: _State) -> None:
