@@ -427,3 +427,13 @@ def test_3_0_aarch64_real_armcap_and_mixed_api():
     assert (got[("aes-128-gcm", 16)].bytes_per_second, got[("aes-128-gcm", 16)].api) == (1977650.0, "evp")
     assert (got[("aes-128-cbc", 16)].count, got[("aes-128-cbc", 16)].api) == (1251351, "legacy")
     assert (got[("rsa2048", "sign")].ops_per_second, got[("x25519", "op")].count) == (141.8, 4356)
+
+
+def test_3_0_mipsel_real_router_class_output():
+    parsed = parse_speed(load("openssl-3.0.20-mipsel-qemu-evp-chacha20-poly1305.txt"))
+    got = cells(parsed)
+    assert parsed.openssl.cpuinfo == "N/A" and parsed.openssl.options == "bn(64,32)"
+    assert (got[("chacha20-poly1305", 16384)].bytes_per_second, got[("chacha20-poly1305", 16)].api) == (138899910.0, "evp")
+    got = cells(parse_speed(load("openssl-3.0.20-mipsel-qemu-legacy-aes-128-cbc-pk.txt")))
+    assert (got[("rsa2048", "sign")].ops_per_second, got[("ecdhp256", "op")].ops_per_second) == (48.0, 251.0)
+    assert got[("aes-128-cbc", 8192)].api == "legacy" and got[("aes-128-cbc", 8192)].count is not None
