@@ -85,7 +85,6 @@ _EC_CURVES = [
     (384, "brainpoolP384t1"), (512, "brainpoolP512r1"), (512, "brainpoolP512t1"), (253, "X25519"),
     (448, "X448"),
 ]
-_ED_CURVES = [(253, "Ed25519"), (456, "Ed448")]
 
 # 1.x digests whose `-evp` label equals the built-in test's label: the table cannot tell them apart.
 # (3.x: `hmac(sha256)` is both the built-in test and what `-hmac sha256` prints.)
