@@ -38,6 +38,8 @@ _ALIASES = {
     "des": "des-cbc",
     "des-ede3-cbc": "des-ede3",
     "chacha20-poly1305": "chacha20-poly1305",
+    "ecdhx25519": "x25519",  # command-line names of the X25519/X448 key exchange tests
+    "ecdhx448": "x448",
 }
 
 # Curve names printed in brackets by the public-key tables -> the suffix `openssl speed` uses.

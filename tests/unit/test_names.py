@@ -34,6 +34,8 @@ from orchestrator.parse.names import canonical_algorithm, speed_command_hints
     ("256 bits ecdh (nistp256)", "ecdhp256"),
     ("253 bits ecdh (X25519)", "x25519"),
     ("X25519", "x25519"),
+    ("ecdhx25519", "x25519"),  # the command-line name
+    ("ecdsap256", "ecdsap256"),
     ("2048 bits ffdh", "ffdh2048"),
     ("ML-KEM-768", "ml-kem-768"),
     ("  aes-128-gcm  ", "aes-128-gcm"),
