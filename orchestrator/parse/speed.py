@@ -206,6 +206,8 @@ def _lines(text: str):
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
         text = text.replace("\x00", "")
+    if "\xa0" in text:  # a web page's no-break spaces
+        text = text.replace("\xa0", " ")
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:

@@ -21,6 +21,7 @@ MANGLERS = {
     "trailing-spaces": lambda t: t.replace("\n", "   \n"),
     "newlines-became-spaces": lambda t: t.replace("\n", " "),
     "tabs": lambda t: t.replace("  ", "\t"),
+    "html-no-break-spaces": lambda t: t.replace("  ", "\xa0 "),
 }
 
 
