@@ -210,6 +210,8 @@ def _lines(text: str):
         text = text.replace("\xa0", " ")
     for raw in text.split("\n"):
         line = raw.strip()
+        while line.startswith(">"):  # quoted in an e-mail or a forum post
+            line = line[1:].lstrip()
         if not line:
             continue
         if _may_hold_several_lines(line):

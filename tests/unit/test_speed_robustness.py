@@ -22,6 +22,7 @@ MANGLERS = {
     "newlines-became-spaces": lambda t: t.replace("\n", " "),
     "tabs": lambda t: t.replace("  ", "\t"),
     "html-no-break-spaces": lambda t: t.replace("  ", "\xa0 "),
+    "quoted": lambda t: "```\n" + "".join("> " + line for line in t.splitlines(keepends=True)) + "```\n",
 }
 
 
