@@ -85,6 +85,19 @@ def test_cell_the_host_refuses_is_unsupported_and_the_run_goes_on(tmp_path):
     assert "unsupported" in result.stdout  # shown in the table, not hidden
 
 
+def test_ini_inventory_with_group_vars_next_to_it(tmp_path):
+    """The user's inventory is used as is: INI, with group_vars beside it (here: how to connect)."""
+    (tmp_path / "inv").mkdir()
+    (tmp_path / "inv" / "hosts.ini").write_text("[boards]\nthis-box\n")
+    (tmp_path / "inv" / "group_vars").mkdir()
+    (tmp_path / "inv" / "group_vars" / "boards.yml").write_text("ansible_connection: local\n")
+    result = sslbench("run", "-i", str(tmp_path / "inv" / "hosts.ini"), "--algorithms", "sha256", "--sizes", "64",
+                      "--threads", "1", "--api", "evp", "--seconds", "1", "--results", str(tmp_path / "results"))
+    assert result.returncode == 0, result.stderr
+    [host] = store.load_run(only_run(tmp_path / "results")).hosts
+    assert host.host == "this-box" and host.status == HOST_OK
+
+
 def test_hosts_shows_facts_and_plan_without_benchmarking(tmp_path):
     result = sslbench("hosts", "--algorithms", "aes-128-gcm", "--threads", "1", "--seconds", "2", "--format", "json")
     assert result.returncode == 0, result.stderr
