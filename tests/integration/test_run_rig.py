@@ -193,3 +193,16 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
     [host] = run.hosts
     assert "interrupted" in host.reason and any(m.status == OK for m in host.measurements)
     assert not testinfra_host(victim).file(f"/tmp/sslbench.{run.run_id}").exists
+
+
+def test_hosts_reads_every_host_without_benchmarking(rig_inventory, rig_hosts):
+    result = sslbench("hosts", "-i", str(rig_inventory), *TINY, "--format", "json", timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {row["host"]: row for row in yaml.safe_load(result.stdout)}
+    assert set(rows) == set(rig_hosts)
+    for name, facts in rig_hosts.items():
+        row = rows[name]
+        assert row["status"] == "ok" and row["os"].split()[0] == facts["family"], row
+        assert row["cells"] == 2 and row["ETA"] == "2s"
+        if row["openssl"] == "missing":  # pristine fleet: says what it would install, with what
+            assert row["would install"] != "-" and row["package manager"] != "none"
