@@ -208,3 +208,23 @@ def test_host_names_that_sanitise_alike_get_separate_directories(tmp_path):
     dirs = sorted(p.name for p in collector.run_dir.iterdir() if p.is_dir())
     assert len(dirs) == 2 and dirs[0] == "a_b" and dirs[1].startswith("a_b-")
     assert first.result.logs != second.result.logs
+
+
+def test_retry_events_drive_the_plain_progress_lines(tmp_path):
+    import io
+
+    stream = io.StringIO()
+    collector, state = make_collector(tmp_path)
+    collector.view = ProgressView(live=False, stream=stream)
+    progress = collector.view.host(state.name)
+    progress.planned = {c.id: c.seconds for c in state.plan.cells}
+    polls = ["@@sslbench-progress\nstart 1 2 001-evp-chacha20-poly1305-t1-r0\n@@sslbench-state running\n",
+             "@@sslbench-progress\n@@sslbench-state running\n",  # nothing new: no new line printed
+             "@@sslbench-progress\ndone 1 2 001-evp-chacha20-poly1305-t1-r0 0\n"
+             "start 2 2 002-evp-chacha20-poly1305-t2-r0\n@@sslbench-state running\n"]
+    for poll in polls:
+        collector.on_event(host_event(runner_event("runner_retry", stdout=poll)))
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("r1: cell 1/2 001-evp-chacha20-poly1305-t1-r0, ETA ")
+    assert lines[1] == "r1: cell 2/2 002-evp-chacha20-poly1305-t2-r0, ETA 18s"
+    assert len(lines) == 2
