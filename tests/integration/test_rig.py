@@ -11,10 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import KNOWN_HOSTS, RIG_DIR, SSH_CONFIG
-
+RIG_DIR = Path(__file__).resolve().parents[1] / "rig"
 sys.path.insert(0, str(RIG_DIR))
 import rig  # noqa: E402  (the fleet's own description: names, addresses, mirror)
+
+SSH_CONFIG = rig.STATE / "ssh_config"
 
 pytestmark = pytest.mark.rig
 

@@ -162,14 +162,11 @@ def ensure_binfmt() -> None:
             (binfmt / "register").write_text(rule)
 
 
-def debian_mirrors() -> tuple[str, str]:
-    """The Debian mirror (and security mirror) this machine's apt uses."""
+def parse_debian_mirrors(texts: list[str]) -> tuple[str | None, str | None]:
+    """(Debian mirror, security mirror) named in apt sources texts, one-line or deb822 format."""
     main, security = None, None
-    files = [Path("/etc/apt/sources.list")] + sorted(Path("/etc/apt/sources.list.d").glob("*"))
-    for f in files:
-        if not f.is_file():
-            continue
-        for para in f.read_text().split("\n\n"):
+    for text in texts:
+        for para in text.split("\n\n"):
             uris, suites = [], []
             for line in para.splitlines():
                 line = line.strip()
@@ -189,6 +186,13 @@ def debian_mirrors() -> tuple[str, str]:
                 elif uri.endswith("/debian") and not main and any(
                         s.split("-")[0] in ("bookworm", "bullseye", "trixie") for s in suites):
                     main = uri
+    return main, security
+
+
+def debian_mirrors() -> tuple[str, str]:
+    """The Debian mirror (and security mirror) this machine's apt uses."""
+    files = [Path("/etc/apt/sources.list")] + sorted(Path("/etc/apt/sources.list.d").glob("*"))
+    main, security = parse_debian_mirrors([f.read_text() for f in files if f.is_file()])
     main = main or "http://deb.debian.org/debian"
     return main, security or main.replace("/debian", "/debian-security")
 
