@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -809,6 +811,19 @@ def cmd_start(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def exclusive():
+    """One rig.py at a time changes the fleet (several engineers' `make test` may overlap)."""
+    RUN.mkdir(parents=True, exist_ok=True)
+    with open(RUN / "rig.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log("another rig.py is changing the fleet; waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -826,7 +841,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("feed-up").set_defaults(func=lambda a: feed_up() or 0)
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        if args.command == "status":
+            return args.func(args)
+        with exclusive():
+            return args.func(args)
     except RuntimeError as e:
         print(f"rig.py {args.command}: {e}", file=sys.stderr)
         return 1
