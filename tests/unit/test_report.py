@@ -175,3 +175,21 @@ def test_many_hosts_one_row_per_host_and_fastest_bars_only(tmp_path, monkeypatch
     assert table.headers[0] == "host" and len(table.rows) == 4 * len(BLOCKS)
     titles = [b.title for b in blocks if isinstance(b, report.Figure)]
     assert titles == ["h0: throughput vs block size", "aes-256-gcm across hosts (the 2 fastest of 4)"]
+
+
+def test_cli_report_html_and_markdown_pages(tmp_path, capsys):
+    from orchestrator import cli, store
+
+    run_dir = store.new_run_dir(tmp_path / "results", "20260101T000000Z-aaaa")
+    store.save_run(run_dir, run(run_dir.name, [host("router", 20.0)]))
+    results = str(tmp_path / "results")
+    page = tmp_path / "out" / "report.html"
+    assert cli.main(["report", "--results", results, "--format", "html", "-o", str(page), "--link", "50,500"]) == 0
+    assert capsys.readouterr().out.strip() == str(page)
+    text = page.read_text(encoding="utf-8")
+    assert "carries 50 Mbit/s on 1 core" in text and "<th>500 Mbit/s</th>" in text
+    markdown = tmp_path / "out" / "report.md"
+    assert cli.main(["report", run_dir.name, "--results", results, "--format", "markdown", "-o", str(markdown)]) == 0
+    assert (tmp_path / "out" / "report-blocks-router.png").exists()
+    assert cli.main(["report", "--results", results, "--format", "html"]) == 2
+    assert "-o FILE" in capsys.readouterr().err
