@@ -3,6 +3,7 @@
 Needs `make rig-up` (root); skipped with the reason otherwise (fixtures in conftest.py).
 Matrices are tiny (-seconds 1, one size) so the module runs in a few minutes.
 """
+import os
 import re
 import signal
 import subprocess
@@ -149,18 +150,19 @@ def test_inventory_values_with_shell_metacharacters_on_busybox(rig_hosts, testin
     assert [p.name for p in run_dir.iterdir() if p.is_dir()] == [store.safe_name(name)]
 
 
-def speed_processes_in(root: Path) -> list[str]:
-    """`openssl speed` processes running inside a fleet host's root (seen from this machine's /proc)."""
+def run_processes_in(root: Path, run_id: str) -> list[str]:
+    """Processes of one sslbench run inside a fleet host's root, seen from this machine's /proc: their
+    working directory is the run's work dir (other tests may run openssl on the same host meanwhile)."""
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             if Path(f"/proc/{proc.name}/root").resolve() != root.resolve():
                 continue
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if f"/tmp/sslbench.{run_id}" not in os.readlink(f"/proc/{proc.name}/cwd"):
+                continue
+            found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
         except OSError:
             continue
-        if " speed " in cmdline:
-            found.append(cmdline)
     return found
 
 
@@ -180,7 +182,8 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
         while time.time() < deadline and not list(results.glob("*/*/001-*.log")):
             time.sleep(0.3)
         assert list(results.glob("*/*/001-*.log")), "the first cell never came back"
-        assert speed_processes_in(root), "nothing was running to be stopped"
+        run_id = store.list_runs(results)[0].name
+        assert any(" speed " in p for p in run_processes_in(root, run_id)), "no openssl running to be stopped"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=180)
     finally:
@@ -188,7 +191,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
             proc.kill()
     assert proc.returncode == 130, err[-3000:]
     time.sleep(1)
-    assert speed_processes_in(root) == []  # no orphan openssl burning the router's CPU
+    assert run_processes_in(root, run_id) == []  # no orphan openssl (or runner) burning the router's CPU
     _, run = load_only_run(results)
     [host] = run.hosts
     assert "interrupted" in host.reason and any(m.status == OK for m in host.measurements)
