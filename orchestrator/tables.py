@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
+import operator
 from collections import defaultdict
 from statistics import median
 from typing import Any, Iterable, Sequence
@@ -11,7 +13,7 @@ from typing import Any, Iterable, Sequence
 from tabulate import tabulate
 
 from orchestrator.errors import UserError
-from orchestrator.model import ERROR, OK, UNSUPPORTED, HostResult, ParsedLog, Run
+from orchestrator.model import ERROR, OK, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
 from orchestrator.units import UNITS, convert, fmt_number
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -45,6 +47,12 @@ RECORD_FIELDS = (
 )
 
 
+# Every Measurement field, read in one C call. Not vars(m): on Python 3.11+ that materialises a __dict__ on
+# each instance, which stays alive and makes every later garbage collection walk 10^5 more objects.
+_MEASUREMENT_FIELDS = tuple(f.name for f in dataclasses.fields(Measurement))
+_measurement_values = operator.attrgetter(*_MEASUREMENT_FIELDS)
+
+
 def records(host_results: Iterable[HostResult], run_id: str | None = None) -> list[dict[str, Any]]:
     """One flat dict per measurement, with the host (and run) it belongs to."""
     flat = []
@@ -52,7 +60,7 @@ def records(host_results: Iterable[HostResult], run_id: str | None = None) -> li
         tags = {"run_id": run_id, "host": result.host, "firmware": result.firmware}
         host_flags = set(result.flags)
         for m in result.measurements:
-            row = dict(vars(m), **tags)  # vars(): a plain copy, much faster than asdict for 10^5 cells
+            row = dict(zip(_MEASUREMENT_FIELDS, _measurement_values(m)), **tags)  # not asdict: it deep-copies
             row["flags"] = sorted(host_flags.union(m.flags)) if host_flags or m.flags else []
             row["openssl_version"] = m.openssl_version or result.openssl.version
             flat.append(row)
