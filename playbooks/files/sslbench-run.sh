@@ -24,6 +24,20 @@ kill_tree() {
     kill -TERM "$1" 2>/dev/null
 }
 
+alive() {
+    # Running, not a zombie waiting for its parent to reap it (kill -0 succeeds on zombies).
+    [ -r "/proc/$1/stat" ] || return 1
+    read -r _pid _comm pstate _rest < "/proc/$1/stat" 2>/dev/null || return 1
+    [ "$pstate" != "Z" ]
+}
+
+kill_tree_hard() {
+    for kid in $(children_of "$1"); do
+        kill_tree_hard "$kid"
+    done
+    kill -KILL "$1" 2>/dev/null
+}
+
 run_cells() {
     openssl_bin=$1
     echo $$ > pid
@@ -101,9 +115,21 @@ poll() {
 stop() {
     if [ -f pid ]; then
         runner=$(cat pid)
+        kid=$(cat child.pid 2>/dev/null)
         kill -TERM "$runner" 2>/dev/null
-        [ -f child.pid ] && kill_tree "$(cat child.pid)"
+        [ -n "$kid" ] && kill_tree "$kid"
         kill_tree "$runner"
+        # Return only when they are gone (an emulated or busy box can take a moment); KILL after 5 s.
+        tries=0
+        while alive "$runner" || { [ -n "$kid" ] && alive "$kid"; }; do
+            tries=$((tries + 1))
+            if [ "$tries" -gt 5 ]; then
+                [ -n "$kid" ] && kill_tree_hard "$kid"
+                kill_tree_hard "$runner"
+                break
+            fi
+            sleep 1
+        done
     fi
     echo "@@sslbench-state stopped"
 }
