@@ -210,10 +210,13 @@ def _lines(text: str):
         text = text.replace("\xa0", " ")
     for raw in text.split("\n"):
         line = raw.strip()
-        while line.startswith(">"):  # quoted in an e-mail or a forum post
-            line = line[1:].lstrip()
         if not line:
             continue
+        if line[0] == ">":  # quoted in an e-mail or a forum post
+            while line.startswith(">"):
+                line = line[1:].lstrip()
+            if not line:
+                continue
         if _may_hold_several_lines(line):
             line = _GLUED_ROW.sub(r"\1\2\3 ", line)
             parts = _ANCHORS.split(line)
@@ -235,10 +238,11 @@ def _may_hold_several_lines(line: str) -> bool:
     elif line.startswith("compiler:"):
         suspect = (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
                    or "type " in line)
-    else:
+    else:  # (most lines hold no "+" and no "/s": one test each before the finer ones)
         suspect = (len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2
-                   or "+D" in line or "+R" in line or "+F" in line or "+H" in line
-                   or (("s/s" in line or "op/s" in line or "./s" in line) and not line.endswith("/s")))
+                   or ("+" in line and ("+D" in line or "+R" in line or "+F" in line or "+H" in line))
+                   or ("/s" in line and ("s/s" in line or "op/s" in line or "./s" in line)
+                       and not line.endswith("/s")))
     if not suspect:
         return False
     rest = line[1:]
