@@ -39,11 +39,20 @@ _PROMPT = re.compile(
 _MARKER = re.compile(r"^[ \t]*(?:==>[ \t]*(?P<head>[^\n]+?)[ \t]*<==|@@[ \t]+(?P<at>[^\n]+?))[ \t]*$", re.M)
 
 _SPEED_COMMAND = re.compile(r"(?:^|[\s;&|/])openssl(?:\.exe)?\s+speed(?:\s|$)")
-_SPEED_CONTENT = re.compile(
-    r"Doing \S.{0,80}? for \d+s|\+F\d?:\d+:|\+H:\d+|The 'numbers' are in 1000s"
-    r"|\d\.\d\dk\s+\d+\.\d\dk|Got: \+|Forked child \d"
-    r"|(?:^|\s)speed: (?:Unknown|Unrecognized|Invalid|unknown)|Error: bad option or value"
-)
+# Signs of `openssl speed` output, one pattern each (see _looks_like_speed). Each starts with a literal, which
+# re finds with a fast scan; as one alternation without a common first character, re tried every position of
+# every log (the costliest search of parse_console). Hence the two lookbehinds placed after a literal:
+_SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
+    r"Doing \S.{0,80}? for \d+s",
+    r"\+F\d?:\d+:",
+    r"\+H:\d+",
+    r"The 'numbers' are in 1000s",
+    r"Got: \+",
+    r"Forked child \d",
+    r"\.(?<=\d\.)\d\dk\s+\d+\.\d\dk",  # two throughput values: `1.23k  45.67k`
+    r"speed: (?<!\Sspeed: )(?:Unknown|Unrecognized|Invalid|unknown)",  # at the start or after white space
+    r"Error: bad option or value",
+))
 # Case-sensitive on purpose: `lscpu` prints "Model name:" / "Flags:", which is not /proc/cpuinfo.
 _CPUINFO_LINE = re.compile(
     r"^[ \t]*(?:processor|Processor|model name|cpu model|system type|Features|CPU part|CPU implementer|flags"
@@ -97,7 +106,7 @@ def parse_console(text: str) -> ParsedLog:
     for command, body in _segments(_normalise(text)):
         kind = _command_kind(command)
         try:
-            if kind == "speed" or (kind is None and _SPEED_CONTENT.search(body)):
+            if kind == "speed" or (kind is None and _looks_like_speed(body)):
                 _add_speed(result, command, body)
                 if kind is None:
                     _sniff_facts(body, files, cpuinfo_texts)
@@ -117,6 +126,10 @@ def parse_console(text: str) -> ParsedLog:
             result.skipped.append(f"{_label(command)}: could not be read ({type(exc).__name__}: {exc})")
     _finish_facts(result, files, cpuinfo_texts)
     return result
+
+
+def _looks_like_speed(text: str) -> bool:
+    return any(pattern.search(text) for pattern in _SPEED_CONTENT)
 
 
 def _normalise(text: str) -> str:
@@ -256,7 +269,7 @@ def _add_speed(result: ParsedLog, command: str | None, body: str) -> None:
     result.skipped.extend(f"{label}: {note}" if command else note for note in parsed.skipped)
     if command and not parsed.measurements and not parsed.skipped:
         first = _first_line(body)
-        why = f" ({first})" if first and not _SPEED_CONTENT.search(first) else ""
+        why = f" ({first})" if first and not _looks_like_speed(first) else ""
         result.skipped.append(f"{label}: no results{why}")
 
 
