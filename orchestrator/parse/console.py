@@ -147,7 +147,7 @@ def _normalise(text: str) -> str:
         text = text.replace("\n\n", "\n")
     # Lost newlines: only long lines are suspects (x86 `flags` lines are long but have no glued keys).
     lines = text.split("\n")
-    if max(map(len, lines)) > 400 and any(_suspect(line) for line in lines):  # (most long lines: `compiler:`)
+    if max(map(len, lines)) > 400 and any(_suspect(line) for line in lines if len(line) > 400):  # most: `compiler:`
         text = "\n".join(_GLUED.sub("\n", line) if _suspect(line) else line for line in lines)
     return text
 
