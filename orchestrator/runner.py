@@ -22,7 +22,17 @@ import ansible_runner
 
 from orchestrator.errors import UserError
 
-PLAYBOOK_DIR = Path(__file__).resolve().parent.parent / "playbooks"
+
+
+def _shipped_dir(name: str) -> Path:
+    """playbooks/ and inventory/ sit at the top of a checkout; an installed package carries them
+    inside itself (pyproject.toml maps them to orchestrator.playbooks / orchestrator.inventory)."""
+    package = Path(__file__).resolve().parent
+    installed = package / name
+    return installed if installed.is_dir() else package.parent / name
+
+
+PLAYBOOK_DIR = _shipped_dir("playbooks")
 MAIN_PLAYBOOK = "sslbench.yml"
 CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
@@ -74,7 +84,7 @@ def host_event(event: dict[str, Any]) -> HostEvent | None:
 
 
 def default_inventory() -> Path:
-    return Path(__file__).resolve().parent.parent / "inventory" / "localhost.yml"
+    return _shipped_dir("inventory") / "localhost.yml"
 
 
 def resolve_inventory(path: str | None) -> Path:
