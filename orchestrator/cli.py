@@ -29,13 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sslbench {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"orchestrator.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"orchestrator.commands.{name}":
-                raise
-            continue  # command not written yet
-        module.register(subparsers)
+        importlib.import_module(f"orchestrator.commands.{name}").register(subparsers)
     return parser
 
 
@@ -55,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # disk full, permission denied, a results dir on a vanished mount ...
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"sslbench: {exc.strerror or exc}{where}; nothing more was written", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
