@@ -1,0 +1,36 @@
+"""The CLI turns a user-facing failure into one line on stderr and an exit code, never a traceback."""
+import argparse
+
+from orchestrator import cli
+from orchestrator.errors import UserError
+
+
+def _main_with_handler(monkeypatch, handler):
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(func=handler)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    return cli.main([])
+
+
+def _raise(exc):
+    def handler(args):
+        raise exc
+    return handler
+
+
+def test_os_error_is_one_line_naming_the_file(monkeypatch, capsys):
+    code = _main_with_handler(monkeypatch, _raise(PermissionError(13, "Permission denied", "/results/run.json")))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == "sslbench: Permission denied (/results/run.json); nothing more was written\n"
+
+
+def test_user_error_keeps_its_exit_code(monkeypatch, capsys):
+    assert _main_with_handler(monkeypatch, _raise(UserError("no such run: x; see sslbench report", 3))) == 3
+    assert capsys.readouterr().err == "sslbench: no such run: x; see sslbench report\n"
+
+
+def test_every_command_is_listed_in_help(capsys):
+    text = cli.build_parser().format_help()
+    for name in ("run", "hosts", "parse", "report", "import", "diff", "history"):
+        assert f"    {name} " in text
