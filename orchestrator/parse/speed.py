@@ -3,8 +3,8 @@
 What is read (see tests/data/speed/README.md for a real or constructed sample of each):
 - human throughput tables (`type 16 bytes …` header, rows `%-13s` + ` %11.2fk` or plain bytes/s),
   including `-bytes N`, `-aead`, `-mb` and the headerless `-multi N` summary;
-- `-mr` lines: `+H`, `+F` (keyed on the name, never the index), `+F2`…`+F10`, and the
-  `Got: … from N` lines of `-multi` children;
+- `-mr` lines: `+H`, `+F` (keyed on the name, never the index), `+F2`…`+F10` (seconds/op up to
+  1.1.0, ops/s from 1.1.1: see `_old_pk_format`), and the `Got: … from N` lines of `-multi` children;
 - public-key tables: rsa/dsa (2 or 4 operations), ecdsa, ecdh, eddsa, sm2, ffdh, KEM and
   signature tables (3.5);
 - progress lines (`Doing …: N X's in Ts`, `… ops in Ts`, `+DT`/`+R`, `+DTP`/`+Rn`), whose
@@ -17,6 +17,7 @@ Nothing raises; what could not be read is described in `ParsedLog.skipped`.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -134,6 +135,7 @@ class _State:
     seen_block: bool = False
     ops_format: bool = False  # 3.2+ progress lines (`ops in`)
     pk_seconds_lines: list = field(default_factory=list)  # +F2..+F4 whose unit is decided at the end
+    mr_old_format: bool | None = None  # what the -mr lines themselves say of +F2..+F5 units (see _old_pk_format)
     kem_names: list[str] = field(default_factory=list)  # in run order, from progress lines
     kem_sig_lines: dict[tuple, int] = field(default_factory=dict)  # +F9/+F10 lines seen per (table, child)
     sig_names: list[str] = field(default_factory=list)
@@ -507,10 +509,13 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
             index, bits = int(fields[0]), int(fields[1])
             name = curve_algorithm("ecdh", _curve_by_index(index, bits, _EC_CURVES))
             first, second = _number(fields[2]), _number(fields[3])
+            if first and second and (first < 1.0) != (second < 1.0):  # one figure is seconds/op, the other ops/s
+                state.mr_old_format = first < 1.0
             # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
             ops = _pick_rate(first, second, state)
             _add_pk(state, name, "op", ops, ("ecdh", bits, "op"), child)
         elif kind in (6, 7) and len(fields) >= 5:
+            state.mr_old_format = False  # EdDSA/SM2 lines exist from 1.1.1 on
             bits, curve = int(fields[1]), fields[2]
             family = "eddsa" if kind == 6 else "sm2"
             name = curve_algorithm(family, curve)
@@ -555,13 +560,19 @@ def _pick_rate(first: float | None, second: float | None, state: _State) -> floa
 
 
 def _old_pk_format(state: _State) -> bool | None:
-    """True for ≤1.1.0 (`+F2..+F5` in seconds/op), False for 1.1.1+, None when unknown."""
+    """True for ≤1.1.0 (`+F2..+F5` in seconds/op), False for 1.1.1+, None when unknown.
+
+    apps/speed.c: up to 1.1.0 the results are `d / count` (seconds/op), +F5 prints `seconds:ops/s`,
+    and `-multi` combines the children as `1 / (1/a + 1/b)`; from 1.1.1 they are `count / d` (ops/s),
+    +F5 prints `ops/s:seconds` and `-multi` sums the children, in `-mr` and human output alike.
+    `-mr` output has no version block (3.x, 1.1.x): then the lines themselves decide.
+    """
     version = _version_tuple(state.build.version)
     if version is not None:
         return version < (1, 1, 1)
     if state.ops_format:
         return False
-    return None
+    return state.mr_old_format
 
 
 def _add_pk(state: _State, algorithm: str, op: str, value: float | None, key: tuple, child: int | None,
@@ -885,6 +896,8 @@ def _resolve_pk_units(state: _State) -> None:
     if not state.pk_seconds_lines:
         return
     old = _old_pk_format(state)
+    if old is None:
+        old = _multi_summary_format(state.pk_seconds_lines)
     for family, name, bits, values, child in state.pk_seconds_lines:
         first, second = _number(values[0]), _number(values[1]) if len(values) > 1 else None
         line_old = old
@@ -896,14 +909,32 @@ def _resolve_pk_units(state: _State) -> None:
             _add_pk(state, name, op, value, (family, bits, op), child)
 
 
+def _multi_summary_format(lines: list) -> bool | None:
+    """A `-multi` parent line against its children's: their sum is ops/s (1.1.1+), their
+    `1 / (1/a + 1/b …)` seconds/op (≤1.1.0). None without a parent line and two children."""
+    groups: dict[tuple, tuple[list, list]] = {}
+    for family, _name, bits, values, child in lines:
+        parents, children = groups.setdefault((family, bits), ([], []))
+        first = _number(values[0])
+        if first and first > 0:
+            (parents if child is None else children).append(first)
+    for parents, children in groups.values():
+        if len(parents) == 1 and len(children) >= 2:
+            total = sum(children)
+            harmonic = 1.0 / sum(1.0 / value for value in children)
+            return abs(math.log(parents[0] / harmonic)) < abs(math.log(parents[0] / total))
+    return None
+
+
 def _guess_seconds(family: str, bits: int, sign: float | None, verify: float | None, state: _State) -> bool:
     """Unknown version: compare with the progress lines, else use what the numbers look like."""
     runs = state.progress.get(("pk", family, bits, "sign"))
-    if runs and sign:
+    if runs and sign and sign > 0:
         count, secs = runs[0]
-        if secs > 0:
+        if secs > 0 and count > 0:
+            # On a log scale: ops/s is near the rate (N times it for a -multi sum), seconds/op near 1/rate.
             rate = count / secs
-            return abs(1.0 / sign - rate) < abs(sign - rate)
+            return abs(math.log(sign * rate)) < abs(math.log(sign / rate))
     if family == "rsa" and sign and verify:
         return sign > verify  # signing is the slow one: the larger figure is seconds
     values = [v for v in (sign, verify) if v]
