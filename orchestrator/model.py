@@ -5,11 +5,19 @@ so a stored run can always be read back without the code that produced it.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
+import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-SCHEMA_VERSION = 1
+# 1: every field of every record written out.
+# 2: run.json leaves out a Measurement's keys whose value equals the field's default (threads 1, status ok,
+#    repeat 0, reason None, flags [] ...: most of them); loading fills them in from the dataclass defaults, the
+#    same way a schema 1 file without a newer field loads. So never change a Measurement default without a new
+#    schema version: a compact file would silently read as the new default.
+SCHEMA_VERSION = 2
 
 # Measurement.status values
 OK = "ok"
@@ -51,12 +59,22 @@ class Measurement:
         """The figure a table shows: bytes/s for throughput, ops/s for public-key operations."""
         return self.bytes_per_second if self.operation is None else self.ops_per_second
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def to_dict(self, compact: bool = False) -> dict[str, Any]:
+        """Every field; `compact` leaves out those equal to their default (the run.json form, schema 2)."""
+        spec = _fields(Measurement)
+        if compact:
+            return {name: value.copy() if type(value) is list else value
+                    for name, value, default in zip(spec.names, spec.values(self), spec.defaults) if value != default}
+        return {name: value.copy() if type(value) is list else value for name, value in zip(spec.names, spec.values(self))}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Measurement:
-        return cls(**_known_fields(cls, data))
+        # Missing keys (compact or older files) take the field defaults. The try is the fast path of loading a
+        # store (10^5 records); only a record with keys this version does not know is filtered.
+        try:
+            return cls(**data)
+        except TypeError:
+            return cls(**_known_fields(cls, data))
 
 
 @dataclass
@@ -166,7 +184,11 @@ class HostResult:
     logs: list[str] = field(default_factory=list)  # raw log files, relative to the run directory
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
+        """The run.json form: measurements compact (not dataclasses.asdict: it deep-copies field by field, slowly)."""
+        data = {name: getattr(self, name) for name in _fields(HostResult).names}
+        data.update(cpu=self.cpu.to_dict(), os=self.os.to_dict(), openssl=self.openssl.to_dict(),
+                    measurements=[m.to_dict(compact=True) for m in self.measurements],
+                    flags=list(self.flags), conditions=copy.deepcopy(self.conditions), logs=list(self.logs))
         return data
 
     @classmethod
@@ -175,7 +197,7 @@ class HostResult:
         known["cpu"] = CpuFacts.from_dict(data.get("cpu"))
         known["os"] = OsFacts.from_dict(data.get("os"))
         known["openssl"] = OpenSSLBuild.from_dict(data.get("openssl"))
-        known["measurements"] = [Measurement.from_dict(m) for m in data.get("measurements", [])]
+        known["measurements"] = list(map(Measurement.from_dict, data.get("measurements", ())))
         return cls(**known)
 
 
@@ -193,7 +215,7 @@ class Run:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema": self.schema,
+            "schema": SCHEMA_VERSION,  # the form written is always the current one, whatever the run was read from
             "run_id": self.run_id,
             "created": self.created,
             "source": self.source,
@@ -209,7 +231,26 @@ class Run:
         return cls(**known)
 
 
+@dataclass(frozen=True)
+class _Fields:
+    names: tuple[str, ...]
+    known: frozenset[str]
+    defaults: tuple[Any, ...]  # dataclasses.MISSING for required fields; default_factory() made once, to compare
+    values: Callable[[Any], tuple[Any, ...]]  # every field of an instance in one C call
+
+
+@functools.cache
+def _fields(cls: type) -> _Fields:
+    """A dataclass's fields, read once: dataclasses.fields() per record was most of the time of loading a store."""
+    fields = dataclasses.fields(cls)
+    names = tuple(f.name for f in fields)
+    defaults = tuple(f.default if f.default_factory is dataclasses.MISSING else f.default_factory() for f in fields)
+    return _Fields(names, frozenset(names), defaults, operator.attrgetter(*names))
+
+
 def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    """Keep only the keys the dataclass knows, so newer stores still load in older code."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
+    """A new dict of the keys the dataclass knows, so newer stores still load in older code."""
+    known = _fields(cls).known
+    if known.issuperset(data):
+        return dict(data)  # the usual case, checked in C: no per-key filtering
+    return {k: v for k, v in data.items() if k in known}

@@ -17,6 +17,7 @@ from orchestrator.model import SCHEMA_VERSION, Run
 RUN_FILE = "run.json"
 DEFAULT_RESULTS = Path("results")
 
+_COMPACT = (",", ":")  # json.dumps separators without spaces
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -55,10 +56,19 @@ def host_dir(run_dir: Path, host: str) -> Path:
 
 
 def save_run(run_dir: Path, run: Run) -> Path:
-    """Write run.json atomically: a crash mid-write never leaves a truncated store."""
+    """Write run.json atomically: a crash mid-write never leaves a truncated store.
+
+    Compact, one host per line: a store of 1,000 hosts is tens of MB that `diff` must read back, and indent=
+    would both double it and force json's pure-Python encoder. One line per host still greps and diffs well.
+    """
     path = Path(run_dir) / RUN_FILE
+    data = run.to_dict()
+    hosts = data.pop("hosts")
+    head = json.dumps(data, separators=_COMPACT)
+    lines = ",\n".join(json.dumps(host, separators=_COMPACT) for host in hosts)
+    text = f'{head[:-1]},"hosts":[\n{lines}\n]}}\n' if hosts else f'{head[:-1]},"hosts":[]}}\n'
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(run.to_dict(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
 

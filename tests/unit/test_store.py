@@ -1,0 +1,122 @@
+"""The result store: run.json round trips, its compact schema 2 form, and schema 1 files still loading."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from orchestrator import store
+from orchestrator.errors import UserError
+from orchestrator.model import SCHEMA_VERSION, CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, Run
+
+
+def sample_run() -> Run:
+    plain = Measurement("aes-256-gcm", 16, 123456780.0, api="evp", openssl_version="3.0.13", count=23148146,
+                        seconds=3.0)
+    odd = Measurement("aes-256-gcm", 16, 99e6, threads=4, api="evp", status="error", reason="killed", repeat=2,
+                      flags=["busy", "hot"])
+    pk = Measurement("rsa2048", operation="sign", ops_per_second=1234.5, count=12345, seconds=10.0)
+    host = HostResult("router", firmware="23.05.4", cpu=CpuFacts(model="Cortex-A53", crypto=["aes"], logical_cpus=4),
+                      os=OsFacts(family="openwrt"), openssl=OpenSSLBuild(version="3.0.13"),
+                      measurements=[plain, odd, pk], flags=["throttled"], conditions={"before": {"load": [0.1]}},
+                      logs=["router/a.log"])
+    return Run(run_id="20260101T000000.000000Z-ab12", created="2026-01-01T00:00:00+00:00", command=["sslbench", "run"],
+               matrix={"seconds": 3}, hosts=[host, HostResult("down", status="unreachable", reason="no route")])
+
+
+def test_round_trip_keeps_every_field(tmp_path):
+    run = sample_run()
+    store.save_run(tmp_path, run)
+    assert store.load_run(tmp_path) == run
+
+
+def test_run_json_is_compact_one_host_per_line_and_leaves_out_defaults(tmp_path):
+    path = store.save_run(tmp_path, sample_run())
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 + 2  # head, one line per host, closing
+    assert not any(line.startswith(" ") for line in lines)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["schema"] == SCHEMA_VERSION == 2
+    plain, odd, pk = data["hosts"][0]["measurements"]
+    assert plain == {"algorithm": "aes-256-gcm", "block_size": 16, "bytes_per_second": 123456780.0, "api": "evp",
+                     "openssl_version": "3.0.13", "count": 23148146, "seconds": 3.0}
+    assert odd["threads"] == 4 and odd["repeat"] == 2 and odd["status"] == "error" and odd["flags"] == ["busy", "hot"]
+    assert pk == {"algorithm": "rsa2048", "operation": "sign", "ops_per_second": 1234.5, "count": 12345,
+                  "seconds": 10.0}
+
+
+def test_empty_run_writes_valid_json(tmp_path):
+    run = Run(run_id="r", created="2026-01-01T00:00:00+00:00")
+    store.save_run(tmp_path, run)
+    assert store.load_run(tmp_path) == run
+
+
+# A run.json as schema 1 wrote it (indented, every key of every record), cut down to one host and two records.
+SCHEMA_1 = """{
+  "schema": 1,
+  "run_id": "20250101T000000Z-00aa",
+  "created": "2025-01-01T00:00:00+00:00",
+  "source": "import",
+  "command": ["sslbench", "import"],
+  "matrix": {},
+  "hosts": [
+    {
+      "host": "old-box",
+      "status": "ok",
+      "reason": null,
+      "firmware": "19.07",
+      "cpu": {"model": "MIPS 24Kc", "arch": "mips", "logical_cpus": 1, "crypto": [], "cores": [],
+              "system_type": null, "bogomips": 265.42},
+      "os": {"family": "openwrt", "name": null, "version": "19.07.10", "revision": null, "kernel": null,
+             "machine": null, "uname": null},
+      "openssl": {"version": "1.1.1w", "version_line": null, "built_on": null, "options": null, "compiler": null,
+                  "cpuinfo": null, "platform": null},
+      "measurements": [
+        {"algorithm": "aes-128-cbc", "block_size": 16, "bytes_per_second": 5120000.0, "operation": null,
+         "ops_per_second": null, "threads": 1, "api": "evp", "openssl_version": "1.1.1w", "count": 3200000,
+         "seconds": 2.99, "status": "ok", "reason": null, "repeat": 0, "flags": []},
+        {"algorithm": "rsa2048", "block_size": null, "bytes_per_second": null, "operation": "verify",
+         "ops_per_second": 310.5, "threads": 1, "api": null, "openssl_version": "1.1.1w", "count": null,
+         "seconds": null, "status": "ok", "reason": null, "repeat": 1, "flags": ["busy"], "from_the_future": 1}
+      ],
+      "flags": [],
+      "conditions": {},
+      "logs": []
+    }
+  ]
+}
+"""
+
+
+def test_schema_1_file_still_loads(tmp_path):
+    (tmp_path / store.RUN_FILE).write_text(SCHEMA_1, encoding="utf-8")
+    run = store.load_run(tmp_path)
+    assert (run.schema, run.run_id, run.source) == (1, "20250101T000000Z-00aa", "import")
+    (host,) = run.hosts
+    assert (host.host, host.firmware, host.cpu.bogomips, host.os.version) == ("old-box", "19.07", 265.42, "19.07.10")
+    aes, rsa = host.measurements
+    assert aes == Measurement("aes-128-cbc", 16, 5120000.0, api="evp", openssl_version="1.1.1w", count=3200000,
+                              seconds=2.99)
+    assert rsa == Measurement("rsa2048", operation="verify", ops_per_second=310.5, openssl_version="1.1.1w",
+                              repeat=1, flags=["busy"])  # the key this version does not know is dropped
+    # Saved again, it is written in the current (compact) form and reads back the same.
+    store.save_run(tmp_path, run)
+    assert json.loads((tmp_path / store.RUN_FILE).read_text())["schema"] == SCHEMA_VERSION
+    assert store.load_run(tmp_path).hosts == run.hosts
+
+
+def test_newer_schema_is_refused_with_advice(tmp_path):
+    (tmp_path / store.RUN_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION + 1, "run_id": "x"}))
+    with pytest.raises(UserError, match="newer sslbench"):
+        store.load_run(tmp_path)
+
+
+def test_measurement_to_dict_is_complete_unless_compact():
+    m = Measurement("sha256", 64, 1e6, flags=["busy"])
+    full = m.to_dict()
+    assert full["threads"] == 1 and full["status"] == "ok" and full["reason"] is None and len(full) > 10
+    full["flags"].append("hot")
+    assert m.flags == ["busy"]  # a copy, not the measurement's own list
+    assert m.to_dict(compact=True) == {"algorithm": "sha256", "block_size": 64, "bytes_per_second": 1e6,
+                                       "flags": ["busy"]}
+    assert Measurement.from_dict(m.to_dict(compact=True)) == m
