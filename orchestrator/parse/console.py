@@ -31,7 +31,7 @@ _PROMPT = re.compile(
       | [\w.-]+:\S*[ \t][\w.-]+[#$]                                   # mac: host:~ user$
       | (?:ba|a|z)?sh-[\d.]+[#$]                                      # bash-4.2$
       | (?:PS[ \t])?[A-Za-z]:\\[^>\n]{0,120}>                           # PS C:\Users\me>  C:\>
-      | [#$](?=[ \t]+\S)                                              # bare "$ cmd" / "# cmd"
+      | [#$](?=[ \t]+\S)(?![ \t]+[A-Z][a-z])                              # bare "$ cmd" / "# cmd" (not "# Title")
     )(?:[ \t]+(?P<cmd>[^\n]*?))?[ \t]*$""",
     re.M | re.X,
 )

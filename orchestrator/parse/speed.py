@@ -7,6 +7,8 @@ What is read (see tests/data/speed/README.md for a real or constructed sample of
   1.1.0, ops/s from 1.1.1: see `_old_pk_format`), and the `Got: … from N` lines of `-multi` children;
 - public-key tables: rsa/dsa (2 or 4 operations), ecdsa, ecdh, eddsa, sm2, ffdh, KEM and
   signature tables (3.5);
+- sbc-bench's per-cluster rows `aes-256-cbc … (Cortex-A53)` (and its summary's quoted copies): the
+  core is kept in the record's algorithm, `aes-256-cbc@Cortex-A53`, so clusters stay apart;
 - progress lines (`Doing …: N X's in Ts`, `… ops in Ts`, `+DT`/`+R`, `+DTP`/`+Rn`), whose
   count and CPU seconds are attached to the matching record;
 - the version block (`OpenSSL 1.0.2u …`, `version: 3.0.19`, `built on:`, `options:`,
@@ -73,7 +75,7 @@ _KEM_SIG_ROW = re.compile(rf"(\S+)\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({
 _OPENSSL_VERSION = re.compile(r"OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)")
 _LIBRESSL_VERSION = re.compile(r"LibreSSL\s+(\d+\.\d+\.\d+)")
 _VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
-_ERROR_LINE = re.compile(r"speed: |Error: bad option|is an unknown cipher or digest|Child exited with|"
+_ERROR_LINE = re.compile(r"(?<!\w)speed: |Error: bad option|is an unknown cipher or digest|Child exited with|"
                          r"Child terminated by signal|Unknown type '|error!$")
 
 # Elliptic curves in the order `openssl speed` numbers them (the `+F4`/`+F5` index):
@@ -115,6 +117,7 @@ class _Row:
     pk_key: tuple | None = None  # (family, bits, op) to match progress lines
     error: str | None = None
     unsupported: str | None = None  # why the build did not run it
+    core: str | None = None  # the CPU core a per-cluster row names (sbc-bench `… (Cortex-A53)`)
 
 
 @dataclass
@@ -293,7 +296,10 @@ def _read_line(line: str, state: _State) -> None:
             _ignore(line, state)
     elif _ERROR_LINE.search(line):
         state.skipped.append(f"openssl said: {line[:200]}")
-    elif line[-1] not in _ROW_END or not _read_rows(line, state):
+    elif line[-1] in _ROW_END:
+        if not _read_rows(line, state):
+            _ignore(line, state)
+    elif not ((line[-1] == ")" or line[-1] == "`") and _read_labelled_row(line, state)):
         _ignore(line, state)
 
 
@@ -363,7 +369,47 @@ def _read_header(line: str, state: _State) -> None:
 # throughput rows
 
 
-def _read_rows(line: str, state: _State) -> bool:
+# sbc-bench runs one `openssl speed` per CPU cluster and appends the core to the row:
+# `aes-256-cbc  146626.41k … 1008697.34k (Cortex-A53)`; its summary quotes the rows again as
+# ``* `aes-256-cbc … (Cortex-A53)` ``.
+_CORE_SUFFIX = re.compile(r"(.*\d(?:\.\d+)?k?)\s+\(([^()]{1,40})\)")
+
+
+def _read_labelled_row(line: str, state: _State) -> bool:
+    """A throughput row with the core it ran on appended (sbc-bench). The core goes into the
+    record's algorithm as `aes-256-cbc@Cortex-A53`: the tables, diff and reports key on the
+    algorithm, and one board's clusters must never be merged into one median."""
+    quoted = line[-1] == "`"
+    if quoted:
+        start = line.find("`")
+        if start == -1 or start == len(line) - 1 or line[:start].strip(" *-") != "":
+            return False
+        line = line[start + 1:-1].strip()
+        if not line:
+            return False
+    match = _CORE_SUFFIX.fullmatch(line)
+    if match is None:
+        return bool(quoted) and line[-1] in _ROW_END and _read_quoted_row(line, None, state)
+    core = " ".join(match.group(2).split())
+    if quoted:
+        return _read_quoted_row(match.group(1), core, state)
+    return _read_rows(match.group(1), state, core=core)
+
+
+def _read_quoted_row(line: str, core: str | None, state: _State) -> bool:
+    """sbc-bench's summary quotes rows the log already has: a quoted row adds records only when
+    it is new (a summary pasted alone still gives its figures: no header, the count of values
+    says which default sizes)."""
+    before = len(state.rows)
+    if not _read_rows(line, state, core=core, sizes_by_count=True):
+        return False
+    seen = {(r.label, r.block_size, r.value) for r in state.rows[:before] if r.core == core and r.child is None}
+    if all((r.label, r.block_size, r.value) in seen for r in state.rows[before:]):
+        del state.rows[before:]
+    return True
+
+
+def _read_rows(line: str, state: _State, core: str | None = None, sizes_by_count: bool = False) -> bool:
     """Throughput rows `label v1 v2 …` (several when newlines were lost). True if any was read."""
     tokens = line.split()
     found = False
@@ -375,7 +421,7 @@ def _read_rows(line: str, state: _State) -> bool:
                 values.append(token)
             continue
         if label and values:
-            found |= _add_row(" ".join(label), values, state)
+            found |= _add_row(" ".join(label), values, state, core, sizes_by_count)
             label = []
             values = []
         if token is not None:
@@ -385,7 +431,8 @@ def _read_rows(line: str, state: _State) -> bool:
     return found
 
 
-def _add_row(label: str, values: list[str], state: _State) -> bool:
+def _add_row(label: str, values: list[str], state: _State, core: str | None = None,
+             sizes_by_count: bool = False) -> bool:
     if not _LABEL.fullmatch(label) or label.lower() == label.upper():  # needs a letter
         return False
     sizes = state.sizes
@@ -393,11 +440,13 @@ def _add_row(label: str, values: list[str], state: _State) -> bool:
         # The -multi summary has no header; its sizes come from the children (`Got: +H`).
         if state.child_sizes:
             sizes = next(iter(state.child_sizes.values()))
-        elif state.seen_block or state.forked:  # a headerless -multi summary
+        elif state.seen_block or state.forked or sizes_by_count:  # a headerless -multi summary
             sizes = {5: SIZES_1_0, 6: SIZES_1_1}.get(len(values))
         if sizes is None:
             return False
     if len(values) != len(sizes):
+        if not any(v[-1] in "kK" for v in values):  # not a throughput row (`2208 MHz  1.00`, iostat ...)
+            return False
         state.skipped.append(f"row {label!r} has {len(values)} values for {len(sizes)} block sizes: skipped")
         return True
     algorithm = canonical_algorithm(label)
@@ -405,7 +454,7 @@ def _add_row(label: str, values: list[str], state: _State) -> bool:
     for size, token in zip(sizes, values):
         value, error = (None, None) if unsupported else _bytes_per_second(token)
         state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=value, error=error,
-                               unsupported=unsupported))
+                               unsupported=unsupported, core=core))
     return True
 
 
@@ -813,6 +862,8 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
             m.operation = row.operation
             m.ops_per_second = row.value
             m.api = api
+        if row.core:
+            m.algorithm = f"{row.algorithm}@{row.core}"  # see _read_labelled_row
         if row.unsupported:
             m.status, m.reason = UNSUPPORTED, row.unsupported
         elif row.error:

@@ -203,3 +203,85 @@ def test_random_cuts_of_a_real_session_never_raise():
         if rng.random() < 0.3:
             piece = piece.replace("\n", " ")
         parse_console(piece)
+
+
+# ----------------------------------------------------------------------------- every sample reads fully
+# A regression once made parse_console find nothing in the sbc-bench report (rows ending in ` (Cortex-A53)`):
+# each sample's exact count of records and some exact figures, so that can never pass silently again.
+# The shared samples (/work/shared/samples) are copied byte for byte into tests/data/speed.
+
+SHARED = Path("/work/shared/samples")
+SAMPLES = {
+    "speed/openssl-1.1.1w-armv7l-qemu-evp-aes-128-gcm.txt": (6, {
+        ("aes-128-gcm", "evp", 1, 16, None): 12630540.0, ("aes-128-gcm", "evp", 1, 16384, None): 30703620.0}),
+    "speed/openssl-1.1.1w-armv7l-qemu-multi2-chacha20-poly1305.txt": (6, {
+        ("chacha20-poly1305", "evp", 2, 16, None): 82660080.0,
+        ("chacha20-poly1305", "evp", 2, 16384, None): 343769090.0}),
+    "speed/openssl-3.0.19-x86_64-evp-aes-128-gcm.txt": (6, {
+        ("aes-128-gcm", "evp", 1, 16, None): 39975100.0, ("aes-128-gcm", "evp", 1, 16384, None): 3333105580.0}),
+    "speed/openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt": (6, {
+        ("chacha20-poly1305", "evp", 1, 16, None): 247182695.38,
+        ("chacha20-poly1305", "evp", 1, 16384, None): 3603096935.06}),
+    "speed/openssl-3.0.19-x86_64-multi2-aes-256-gcm.txt": (6, {
+        ("aes-256-gcm", "evp", 2, 16, None): 46152430.0, ("aes-256-gcm", "evp", 2, 16384, None): 4550770690.0}),
+    "speed/openssl-3.0.19-x86_64-sha256-rsa2048.txt": (8, {
+        ("sha256", None, 1, 16, None): 88021140.0, ("rsa2048", None, 1, None, "verify"): 49422.9}),
+    # sbc-bench: one row per CPU cluster, the core kept in the algorithm (`aes-256-cbc@Cortex-A53`, see
+    # parse/speed.py _read_labelled_row); the summary's quoted copies of the rows add nothing.
+    "console/sbc-bench-armsom-sige5-full-report.txt": (12, {
+        ("aes-256-cbc@Cortex-A53", "legacy", 1, 16, None): 146626410.0,
+        ("aes-256-cbc@Cortex-A53", "legacy", 1, 16384, None): 1008697340.0,
+        ("aes-256-cbc@Cortex-A72", "legacy", 1, 16, None): 360550090.0,
+        ("aes-256-cbc@Cortex-A72", "legacy", 1, 16384, None): 1329293990.0}),
+    "console/sbc-bench-radxa-zero-openssl-1.1.1w-aes-cbc.txt": (36, {
+        ("aes-128-cbc", "evp", 1, 16, None): 116163840.0, ("aes-256-cbc", "evp", 1, 16384, None): 838762500.0}),
+    # 30 throughput rows x 6 sizes + 7 RSA x 2 + 3 DSA x 2 + 22 ECDSA x 2 + 24 ECDH + 2 EdDSA x 2
+    "speed/full-runs/openssl-1.1.1w-x86_64-all-algorithms.txt": (272, {
+        ("md4", None, 1, 16, None): 109834450.0, ("rand", "legacy", 1, 16384, None): 5229462830.0,
+        ("rsa15360", None, 1, None, "verify"): 1006.2, ("ecdhbrp512t1", None, 1, None, "op"): 849.0,
+        ("ed448", None, 1, None, "verify"): 1876.5}),
+    "speed/full-runs/openssl-3.5.9-x86_64-all-algorithms.txt": (342, {
+        ("md5", None, 1, 16, None): 75032100.0, ("slh-dsa-shake-256f", None, 1, None, "verify"): 296.2}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_sample_reads_fully(name):
+    count, expected = SAMPLES[name]
+    log = parse_console(read(name))
+    assert len(log.measurements) == count
+    got: dict[tuple, list] = {}  # a key can have several records (sbc-bench runs each row twice)
+    for m in log.measurements:
+        got.setdefault((m.algorithm, m.api, m.threads, m.block_size, m.operation), []).append(m.value)
+    assert {key: value for key, value in expected.items() if value in got.get(key, [])} == expected
+    assert not [note for note in log.skipped if "values for" in note or "internal error" in note]
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="no /work/shared/samples on this machine")
+@pytest.mark.parametrize("path", sorted(SHARED.glob("*")) if SHARED.is_dir() else [], ids=lambda p: p.name)
+def test_every_shared_sample_is_covered(path):
+    """A sample added to the shared folder must be copied here and given its expectations above."""
+    assert f"speed/{path.name}" in SAMPLES
+    assert (DATA / "speed" / path.name).read_bytes() == path.read_bytes()
+
+
+def test_sbc_bench_cluster_rows_alone_and_quoted_summary_alone():
+    report = read("console/sbc-bench-armsom-sige5-full-report.txt")
+    lines = report.splitlines()
+    table = "\n".join(lines[lines.index("Executing benchmark on each cluster individually"):][:6])
+    full = cells(parse_console(report))
+    assert len(full) == 12
+    assert cells(parse_console(table)) == full
+    summary = report[report.index("### Performance baseline"):report.index("### Storage devices")]
+    quoted = cells(parse_console(summary))  # no header, no version: api unknown, the same figures
+    assert {(k[0], k[3]): v for k, v in quoted.items()} == {(k[0], k[3]): v for k, v in full.items()}
+
+
+def test_markdown_heading_is_not_a_root_prompt():
+    """`# ArmSoM Sige5` (sbc-bench's Markdown summary) is a title; `# openssl speed …` is a command."""
+    row = "aes-128-cbc     116163.84k   370622.42k   792904.70k  1159008.60k  1338616.49k  1352876.03k"
+    text = f"OpenSSL 1.1.1w, built on 11 Sep 2023\ntype 16 bytes 64 bytes 256 bytes 1024 bytes 8192 bytes 16384 bytes\n{row}\n"
+    log = parse_console(text + "\n# ArmSoM Sige5\n\n* `" + row + "`\n")
+    assert len(log.measurements) == 6 and {m.openssl_version for m in log.measurements} == {"1.1.1w"}
+    log = parse_console("# openssl speed -seconds 1 aes-128-cbc\n" + text)
+    assert {m.api for m in log.measurements} == {"legacy"}  # the command line was read
