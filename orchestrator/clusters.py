@@ -4,7 +4,8 @@ the pinning really held.
 Sources, most trusted first (the first that tells clusters apart wins):
   1. cpufreq policies: CPUs that share a clock (`related_cpus`) are one cluster.  Per-core
      policies (x86, some Qualcomm) are grouped again by top clock and cpu_capacity.
-  2. topology `cluster_id`, then `physical_package_id` (older ARM kernels put the cluster there).
+  2. topology `cluster_id`, then `physical_package_id` (older ARM kernels put the cluster there),
+     then `cpu_capacity` (ARM without cpufreq).
   3. the core type per CPU from /proc/cpuinfo `CPU part` (CpuFacts.cores, parse_cpuinfo).
   4. one cluster of every CPU seen.
 Pure: snapshot dicts (orchestrator/parse/conditions.py) and CpuFacts in, plain data out.
@@ -24,7 +25,7 @@ _UNKNOWN_IDS = {-1, 65535, 4294967295}
 @dataclass
 class Cluster:
     cpus: list[int]
-    source: str  # "cpufreq", "cluster_id", "physical_package_id", "cpuinfo", "all"
+    source: str  # "cpufreq", "cluster_id", "physical_package_id", "cpu_capacity", "cpuinfo", "all"
     max_khz: int | None = None
     core: str | None = None  # "Cortex-A76" when cpuinfo names it
     capacity: int | None = None  # ARM cpu_capacity (1024 = the biggest core)
@@ -88,7 +89,8 @@ def _from_cpufreq(snapshot: dict[str, Any], online: list[int], _cores: list[str]
 
 def _from_topology(snapshot: dict[str, Any], online: list[int], _cores: list[str]) -> list[Cluster]:
     topo = snapshot.get("topology", {})
-    for key in ("cluster_id", "physical_package_id"):
+    # cpu_capacity last: ARM boards without cpufreq still tell big (1024) from LITTLE cores by it
+    for key in ("cluster_id", "physical_package_id", "cpu_capacity"):
         by_id: dict[int, list[int]] = {}
         for cpu in online:
             value = topo.get(f"cpu{cpu}", {}).get(key)
@@ -179,3 +181,27 @@ def _span(cpus: list[int]) -> str:
     if cpus and cpus == list(range(cpus[0], cpus[-1] + 1)) and len(cpus) > 1:
         return f"{cpus[0]}-{cpus[-1]}"
     return ",".join(str(c) for c in cpus)
+
+
+def pin_plan(clusters: list[Cluster]) -> list[tuple[int, str]]:
+    """(CPU, label) per cluster for the pinned single-thread cells (pin_targets); the label goes into
+    Measurement.cpu, so it must tell clusters apart (RK3588 has two Cortex-A76 clusters)."""
+    labels = [c.label for c in clusters]
+    plan = []
+    for cluster, cpu in zip(clusters, pin_targets(clusters)):
+        label = cluster.label
+        if labels.count(label) > 1:
+            label = f"{label} cpu{_span(cluster.cpus)}"
+        plan.append((cpu, label))
+    return plan
+
+
+def host_pins(snapshot: dict[str, Any], cpu: CpuFacts | None = None) -> tuple[list[tuple[int, str]], str | None]:
+    """What a host's single-thread cells are pinned to, from the detect play's `cpu clusters` section
+    (cpufreq/topology/taskset in conditions.sh's format), and a note when it cannot pin."""
+    clusters = detect_clusters(snapshot, cpu)
+    pins = pin_plan(clusters)
+    if pins and "taskset" not in snapshot.get("tools", {}):
+        names = ", ".join(c.label for c in clusters)
+        return [], f"{len(clusters)} CPU clusters ({names}) but no taskset: single-thread cells are not pinned"
+    return pins, None

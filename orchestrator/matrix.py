@@ -1,7 +1,7 @@
 """What each host's OpenSSL can run, and the list of `openssl speed` cells it will run.
 
 Pure: version strings and user choices in, plain data out.  The cells become a text file
-(`id<TAB>args` per line) that playbooks/files/sslbench-run.sh runs one by one; a cell the host's
+(`id<TAB>pin<TAB>args` per line) that playbooks/files/sslbench-run.sh runs one by one; a cell the host's
 OpenSSL cannot run is not sent at all but recorded as an "unsupported" Measurement with the reason.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from orchestrator.errors import UserError
 from orchestrator.model import UNSUPPORTED, Measurement
@@ -188,10 +188,13 @@ class Cell:
     args: list[str]  # after `openssl`: ["speed", "-mr", ...]; options before algorithm names
     seconds: float  # planned benchmark time (the ETA)
     repeat: int = 0
+    pin: int | None = None  # CPU a single-thread cell is pinned to with taskset (big.LITTLE hosts)
+    cpu: str | None = None  # label of that core's cluster ("Cortex-A76", "cpu4-7"), Measurement.cpu
 
     def to_dict(self) -> dict:
         return {"id": self.id, "algorithm": self.algorithm, "api": self.api, "threads": self.threads,
-                "sizes": list(self.sizes), "args": list(self.args), "seconds": self.seconds, "repeat": self.repeat}
+                "sizes": list(self.sizes), "args": list(self.args), "seconds": self.seconds, "repeat": self.repeat,
+                "pin": self.pin, "cpu": self.cpu}
 
 
 @dataclass
@@ -218,11 +221,17 @@ def resolve_threads(spec: Iterable[str], logical_cpus: int | None) -> list[int]:
 
 
 def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
-              logical_cpus: int | None) -> HostPlan:
-    """The cells one host runs, and the cells it cannot run with the reason."""
+              logical_cpus: int | None, pins: Sequence[tuple[int, str]] = ()) -> HostPlan:
+    """The cells one host runs, and the cells it cannot run with the reason.
+
+    `pins`: (CPU, cluster label) per cluster of a big.LITTLE host (clusters.pin_targets): every
+    single-thread cell then runs once pinned to each of those CPUs; -multi cells use all cores."""
     caps = capabilities(openssl_version)
     plan = HostPlan(host=host, capabilities=caps)
     threads = resolve_threads(request.threads, logical_cpus)
+    for cpu, _label in pins:
+        if not isinstance(cpu, int) or cpu < 0:  # it goes on the host's command line
+            raise UserError(f"refusing pin target {cpu!r}: a CPU number is needed")
     seconds = request.seconds if caps.has_seconds else None
     if request.seconds and not caps.has_seconds:
         plan.notes.append(f"{caps.label} has no -seconds: symmetric cells run its fixed {FIXED_SECONDS} s per size, "
@@ -255,8 +264,9 @@ def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
                             plan.unsupported.append(_unsupported(algo.name, None, n, None, reason, caps))
                         continue
                     ops = caps.rsa_operations if algo.name.startswith("rsa") else 2
-                    plan.cells.append(_cell(plan, algo, None, n, (), ["-mr", *timing, *multi, algo.name],
-                                            ops * pk_seconds, rep))
+                    for pin, label in _pinned(pins, n):
+                        plan.cells.append(_cell(plan, algo, None, n, (), ["-mr", *timing, *multi, algo.name],
+                                                ops * pk_seconds, rep, pin, label))
                     continue
                 for api in request.apis:
                     if api == "legacy" and not algo.legacy:
@@ -279,24 +289,32 @@ def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
                     for size_args, sizes in size_runs:
                         # Without -bytes the whole fixed table runs, whatever we keep of it.
                         runs = len(sizes) if size_args else len(caps.sizes)
-                        plan.cells.append(_cell(plan, algo, api, n, sizes,
-                                                ["-mr", *timing, *multi, *size_args, *name_args],
-                                                runs * sym_seconds, rep))
+                        for pin, label in _pinned(pins, n):
+                            plan.cells.append(_cell(plan, algo, api, n, sizes,
+                                                    ["-mr", *timing, *multi, *size_args, *name_args],
+                                                    runs * sym_seconds, rep, pin, label))
     return plan
 
 
+def _pinned(pins: Sequence[tuple[int, str]], threads: int) -> list[tuple[int | None, str | None]]:
+    """One run per cluster for a single-thread cell on a big.LITTLE host, else one unpinned run."""
+    return list(pins) if threads == 1 and pins else [(None, None)]
+
+
 def _cell(plan: HostPlan, algo: Algorithm, api: str | None, threads: int, sizes: tuple[int, ...],
-          options: list[str], seconds: float, rep: int) -> Cell:
+          options: list[str], seconds: float, rep: int, pin: int | None = None, cpu: str | None = None) -> Cell:
     parts = [f"{len(plan.cells) + 1:03d}", api or "pk", algo.name, f"t{threads}"]
     if len(sizes) == 1 and "-bytes" in options:
         parts.append(f"b{sizes[0]}")
+    if pin is not None:
+        parts.append(f"c{pin}")
     parts.append(f"r{rep}")
     args = ["speed", *options]
     bad = [a for a in args if not SAFE_TOKEN.match(a)]
     if bad:  # parse_request already refuses such names; this guards every other caller
         raise UserError(f"refusing unsafe openssl argument(s): {bad!r}")
     return Cell(id="-".join(parts), algorithm=algo.name, kind=algo.kind, api=api, threads=threads,
-                sizes=sizes, args=args, seconds=float(seconds), repeat=rep)
+                sizes=sizes, args=args, seconds=float(seconds), repeat=rep, pin=pin, cpu=cpu)
 
 
 def _unsupported(algorithm: str, api: str | None, threads: int, size: int | None, reason: str,
@@ -307,8 +325,8 @@ def _unsupported(algorithm: str, api: str | None, threads: int, size: int | None
 
 
 def cells_text(cells: Iterable[Cell]) -> str:
-    """The file the on-host script reads: `id<TAB>arg arg ...` per line."""
-    return "".join(f"{c.id}\t{' '.join(c.args)}\n" for c in cells)
+    """The file the on-host script reads: `id<TAB>pin<TAB>arg arg ...` per line (pin: a CPU number, or -)."""
+    return "".join(f"{c.id}\t{'-' if c.pin is None else int(c.pin)}\t{' '.join(c.args)}\n" for c in cells)
 
 
 def cells_chunks(cells: Iterable[Cell], limit: int = 3000) -> list[str]:

@@ -1,5 +1,6 @@
-"""`sslbench hosts`: what each host is, what would be installed, and the planned matrix with its ETA,
-without installing or benchmarking anything (only the detect phase runs on the hosts)."""
+"""`sslbench hosts`: what each host is, what would be installed, and the planned matrix with its ETA
+(fitted into --budget, pinned per CPU cluster on big.LITTLE hosts), without installing or benchmarking
+anything (only the detect phase runs on the hosts)."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from orchestrator import matrix, tables
 from orchestrator.commands.run import Collector, add_common_options, add_matrix_options, detect_and_plan, \
-    request_from_args
+    plan_options_from_args
 from orchestrator.model import HOST_OK, Run
 from orchestrator.progress import ProgressView
 from orchestrator.runner import Driver, Interrupt, resolve_inventory
@@ -28,11 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 HEADERS = ["host", "status", "os", "cpu", "cpus", "openssl", "package manager", "would install", "cells",
-           "unsupported", "ETA"]
+           "unsupported", "ETA", "pinned"]
 
 
 def hosts_command(args: argparse.Namespace) -> int:
-    request = request_from_args(args)
+    options = plan_options_from_args(args)
     inventory = resolve_inventory(args.inventory)
     with tempfile.TemporaryDirectory(prefix="sslbench-hosts-") as scratch, Interrupt() as interrupt, \
             ProgressView(live=False, stream=io.StringIO()) as view, \
@@ -40,7 +41,7 @@ def hosts_command(args: argparse.Namespace) -> int:
                    insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt) as driver:
         collector = Collector(Run(run_id="hosts", created=""), Path(scratch), view)
         collector.save = lambda: None  # nothing is stored: this is a preview
-        plans = detect_and_plan(driver, collector, request, no_provision=args.no_provision,
+        plans = detect_and_plan(driver, collector, options, no_provision=args.no_provision,
                                 upgrade=args.upgrade_openssl, dry_run=True)
     rows = []
     for name, state in collector.hosts.items():
@@ -55,6 +56,7 @@ def hosts_command(args: argparse.Namespace) -> int:
             (f"{matrix.PACKAGE_FOR.get(state.provision, 'openssl')} with {state.provision}" if state.provision else "-"),
             len(plan.cells) if plan else "-", len(plan.unsupported) if plan else "-",
             matrix.format_eta(plan.eta_seconds) if plan else "-",
+            ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
     print(tables.render(HEADERS, rows, args.format))
     for name, (state, plan) in plans.items():

@@ -17,11 +17,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import matrix, store
+from orchestrator import budget, clusters, matrix, store, validity
 from orchestrator.errors import UserError
 from orchestrator.matrix import Cell, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult,
                                 Measurement, OpenSSLBuild, Run)
+from orchestrator.parse.conditions import parse_snapshot_lines, split_evidence
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
@@ -30,6 +31,11 @@ from orchestrator.runner import CLEANUP_PLAYBOOK, Driver, HostEvent, Interrupt, 
 
 POLL_DELAY = 2  # seconds between progress polls on a host
 FACTS_FILE = "facts.txt"
+# What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
+# <name>.txt beside facts.txt: not *.log, which are the cells' raw outputs.
+CONDITION_LOGS = ("conditions-idle", "conditions-before", "conditions-after")
+DEFAULT_IDLE_WAIT = 60
+SNAPSHOT_SECONDS = 10  # the before/after snapshots (openssl engine/providers under qemu take a few s)
 # The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
 _REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
                       r"no such|unsupported", re.IGNORECASE)
@@ -73,6 +79,35 @@ def add_matrix_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=int, metavar="N",
                    help="seconds per size/operation (OpenSSL >= 1.1.1; default: openssl's 3 s, 10 s public-key)")
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="run the whole matrix N times")
+    p.add_argument("--budget", metavar="DURATION",
+                   help="fit each host's matrix into this time (10m, 90s, 1h30m): drops sizes, legacy, seconds, "
+                        "repeats, algorithms in that order and says what went")
+    p.add_argument("--idle-wait", default=str(DEFAULT_IDLE_WAIT), metavar="SECONDS",
+                   help=f"wait at most this long for each host to be idle before its matrix (default "
+                        f"{DEFAULT_IDLE_WAIT}; 0 = no gate); a host that stays busy is flagged busy")
+
+
+def parse_idle_wait(text: str | int | None) -> int:
+    """--idle-wait: whole seconds, 0 (no gate) to 3600."""
+    value = str(DEFAULT_IDLE_WAIT if text is None else text).strip()
+    if not value.isdigit() or int(value) > 3600:
+        raise UserError(f"--idle-wait takes whole seconds from 0 (no idle gate) to 3600 (got {text!r})")
+    return int(value)
+
+
+@dataclass
+class PlanOptions:
+    """How each host's matrix is planned: the request, an optional time budget, the idle gate."""
+
+    request: MatrixRequest
+    budget_seconds: float | None = None
+    idle_wait: int = DEFAULT_IDLE_WAIT
+
+
+def plan_options_from_args(args: argparse.Namespace) -> PlanOptions:
+    return PlanOptions(request=request_from_args(args),
+                       budget_seconds=budget.parse_duration(args.budget) if args.budget else None,
+                       idle_wait=parse_idle_wait(args.idle_wait))
 
 
 def request_from_args(args: argparse.Namespace) -> MatrixRequest:
@@ -95,6 +130,11 @@ class HostState:
     finished: bool = False  # final status decided, run.json written
     dir_name: str = ""  # the host's directory in the run (store.safe_name, made unique)
     cells_done: set[str] = field(default_factory=set)
+    pins: list[tuple[int, str]] = field(default_factory=list)  # (CPU, cluster label) for single-thread cells
+    pin_note: str | None = None  # why a big.LITTLE host is not pinned
+    budget: budget.BudgetPlan | None = None
+    conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
+    cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
 
 
 def apply_facts(state: HostState, detect_stdout: str) -> None:
@@ -111,6 +151,8 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
                               if line.strip()]
     state.logical_cpus = matrix.first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
     state.tmp_free_kb = matrix.first_int(sections.get("tmp free kb"))
+    topology = parse_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
+    state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
 
 
 def provisioning_decision(state: HostState, *, no_provision: bool, upgrade: bool) -> str | None:
@@ -277,15 +319,26 @@ class Collector:
     def add_log(self, state: HostState, cell_id: str, text: str) -> None:
         if state.plan is None or cell_id in state.cells_done:
             return
+        if cell_id in CONDITION_LOGS:
+            if cell_id not in state.conditions_texts:
+                self._store(state, f"{cell_id}.txt", text)
+                state.conditions_texts[cell_id] = text
+            return
         cell = next((c for c in state.plan.cells if c.id == cell_id), None)
         if cell is None or not matrix.SAFE_TOKEN.match(cell_id):
             return  # only files the plan named: a host cannot choose our file names
-        path = self.host_path(state) / f"{cell_id}.log"
+        self._store(state, f"{cell_id}.log", text)  # raw: openssl's output, then conditions.sh's evidence
+        output, evidence = split_evidence(text)
+        rc = self.exit_codes.get(state.name, {}).get(cell_id)
+        found = cell_measurements(cell, output, state.result.openssl.version, rc)
+        state.result.measurements.extend(found)
+        state.cell_results[cell_id] = (found, evidence)
+        state.cells_done.add(cell_id)
+
+    def _store(self, state: HostState, name: str, text: str) -> None:
+        path = self.host_path(state) / name
         path.write_text(text, encoding="utf-8")
         state.result.logs.append(str(path.relative_to(self.run_dir)))
-        rc = self.exit_codes.get(state.name, {}).get(cell_id)
-        state.result.measurements.extend(cell_measurements(cell, text, state.result.openssl.version, rc))
-        state.cells_done.add(cell_id)
 
     def _save_facts(self, state: HostState, stdout: str) -> None:
         path = self.host_path(state) / FACTS_FILE
@@ -305,6 +358,7 @@ class Collector:
                      f"{len(missing)} of {len(state.plan.cells)} cells did not finish")
             if missing:
                 state.result.flags.append("incomplete")
+            judge_conditions(state)
         state.finished = True
         self.save()
 
@@ -312,26 +366,68 @@ class Collector:
         store.save_run(self.run_dir, self.run)
 
 
-def plan_for(state: HostState, request: MatrixRequest) -> HostPlan:
-    plan = matrix.plan_host(state.name, request, openssl_version=state.result.openssl.version or
-                            state.result.openssl.version_line, logical_cpus=state.logical_cpus)
+def judge_conditions(state: HostState) -> None:
+    """Validity flags from conditions.sh's evidence: host-wide (idle gate, before/after the matrix), then
+    per cell (its wrapper's evidence); verdicts with their reasons go to HostResult.conditions."""
+    texts = state.conditions_texts
+    if texts:
+        validity.flag_host(state.result, texts.get("conditions-before", ""), texts.get("conditions-after", ""),
+                           texts.get("conditions-idle", ""))
+    host_before = state.result.conditions.get("before")
+    verdicts = {}
+    for cell in state.plan.cells if state.plan else []:
+        found, evidence = state.cell_results.get(cell.id, ([], ""))
+        if not evidence:
+            continue  # no conditions.sh on the host, or the cell was cut short
+        verdict = validity.flag_cell(found, evidence, threads=cell.threads,
+                                     nominal=validity.nominal_seconds(cell.args, cell.kind == "pubkey"),
+                                     host_before=host_before, pinned_cpu=cell.pin)
+        verdicts[cell.id] = verdict.to_dict()
+    if verdicts:
+        state.result.conditions["cells"] = verdicts
+
+
+def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan:
+    """The host's cells: its OpenSSL's capabilities, pinned per cluster on big.LITTLE hosts, fitted into
+    --budget (the idle gate and snapshots count as fixed time) when one was given."""
+    if isinstance(options, MatrixRequest):
+        options = PlanOptions(request=options)
+
+    def planner(request: MatrixRequest) -> HostPlan:
+        return matrix.plan_host(state.name, request, openssl_version=state.result.openssl.version or
+                                state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
+
+    if options.budget_seconds is None:
+        plan = planner(options.request)
+    else:
+        state.budget = budget.fit_budget(options.request, planner, options.budget_seconds,
+                                         fixed_seconds=options.idle_wait + 2 * SNAPSHOT_SECONDS)
+        plan = state.budget.plan
+        plan.notes.append(f"budget: {state.budget.message}")
+    if state.pins:
+        plan.notes.append("single-thread cells pinned to " + ", ".join(f"CPU {cpu} ({label})"
+                                                                         for cpu, label in state.pins))
+    elif state.pin_note:
+        plan.notes.append(state.pin_note)
     state.plan = plan
     state.result.measurements.extend(plan.unsupported)
     return plan
 
 
-def bench_vars(run_id: str, plans: dict[str, tuple[HostState, HostPlan]]) -> dict:
+def bench_vars(run_id: str, plans: dict[str, tuple[HostState, HostPlan]], idle_wait: int = DEFAULT_IDLE_WAIT) -> dict:
     host_plans = {}
     for name, (state, plan) in plans.items():
-        # Poll for the planned time plus a generous margin (slow boards overrun -seconds: key setup, forks).
-        retries = int(math.ceil((plan.eta_seconds * 1.5 + 120 + 5 * len(plan.cells)) / POLL_DELAY))
+        # Poll for the planned time plus a generous margin (slow boards overrun -seconds: key setup, forks),
+        # the idle gate and the snapshots.
+        seconds = plan.eta_seconds * 1.5 + 120 + 5 * len(plan.cells) + idle_wait + 2 * SNAPSHOT_SECONDS
         host_plans[name] = {"openssl": state.openssl_path, "cell_chunks": matrix.cells_chunks(plan.cells),
-                            "retries": retries, "delay": POLL_DELAY}
+                            "idle_max": idle_wait, "retries": int(math.ceil(seconds / POLL_DELAY)),
+                            "delay": POLL_DELAY}
     return {"sslbench_run_id": run_id, "sslbench_plan": host_plans}
 
 
-def detect_and_plan(driver: Driver, collector: Collector, request: MatrixRequest, *, no_provision: bool,
-                    upgrade: bool, dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
+def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions | MatrixRequest, *,
+                    no_provision: bool, upgrade: bool, dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
     """Detect every host, install OpenSSL where needed (unless dry_run), and plan each usable host."""
     status = driver.play(tags="detect", on_event=collector.on_event)
     if not collector.hosts and status != "successful":
@@ -365,7 +461,8 @@ def detect_and_plan(driver: Driver, collector: Collector, request: MatrixRequest
 
 
 def run_command(args: argparse.Namespace) -> int:
-    request = request_from_args(args)
+    options = plan_options_from_args(args)
+    request = options.request
     inventory = resolve_inventory(args.inventory)
     if args.insecure_no_host_key_check:
         print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
@@ -380,11 +477,16 @@ def run_command(args: argparse.Namespace) -> int:
         collector = Collector(run, run_dir, view)
         plans = {}
         if not interrupt.requested:
-            plans = detect_and_plan(driver, collector, request, no_provision=args.no_provision,
+            plans = detect_and_plan(driver, collector, options, no_provision=args.no_provision,
                                     upgrade=args.upgrade_openssl)
+        run.matrix["idle_wait"] = options.idle_wait
+        if options.budget_seconds is not None:
+            run.matrix["budget_seconds"] = options.budget_seconds
         run.matrix["hosts"] = {name: {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
-                                      "eta_seconds": plan.eta_seconds, "notes": plan.notes}
-                               for name, (_, plan) in plans.items()}
+                                      "eta_seconds": plan.eta_seconds, "notes": plan.notes,
+                                      "pins": [list(p) for p in state.pins],
+                                      **({"budget": state.budget.to_dict()} if state.budget else {})}
+                               for name, (state, plan) in plans.items()}
         collector.save()
         for name, (state, plan) in plans.items():
             for note in plan.notes:
@@ -395,7 +497,8 @@ def run_command(args: argparse.Namespace) -> int:
         if plans and not interrupt.requested:
             if args.forks is None:  # every host benchmarks at the same time unless the user said otherwise
                 driver.forks = max(5, len(plans))
-            status = driver.play(tags="bench", extravars=bench_vars(run.run_id, plans), on_event=collector.on_event)
+            status = driver.play(tags="bench", extravars=bench_vars(run.run_id, plans, options.idle_wait),
+                                 on_event=collector.on_event)
             if status == "canceled" or interrupt.requested:
                 driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run.run_id},
                             on_event=collector.on_event, cancellable=False)

@@ -11,8 +11,6 @@
 #   conditions.sh quick [LABEL]          only what changes during a run (per-cell before/after)
 #   conditions.sh idle-wait MAX_SECONDS LOAD [QUIET_SECONDS [SAMPLE_SECONDS [CPU_LIMIT]]]
 #                                        wait until the host is idle, bounded by MAX_SECONDS
-#   conditions.sh pin-target             the CPU to pin single-thread cells to on a big.LITTLE host
-#                                        (nothing when all cores are alike or taskset is missing)
 #   conditions.sh cell EVIDENCE_FILE -- COMMAND [ARGS...]
 #                                        run COMMAND (stdout/stderr untouched), write a quick snapshot
 #                                        before and after it, the CPU it really ran on and the CPU it
@@ -457,53 +455,6 @@ run_cell() {
     return "$_rc"
 }
 
-# The core single-thread cells are pinned to on a big.LITTLE host: the last CPU (cpu0 takes most
-# interrupts) of the cluster with the highest top clock, else of the highest cpu_capacity.  Prints
-# nothing when the cores are all alike (x86, per-core policies at one clock) or taskset is missing.
-pin_target() {
-    command -v taskset >/dev/null 2>&1 || return 0
-    _best= _best_f=0 _freqs=
-    for _d in "$CPU_SYS"/cpufreq/policy* "$CPU_SYS"/cpu[0-9]*/cpufreq; do
-        [ -d "$_d" ] || continue
-        _f=
-        IFS= read -r _f < "$_d/cpuinfo_max_freq" 2>/dev/null || continue
-        _cpus=
-        IFS= read -r _cpus < "$_d/related_cpus" 2>/dev/null || IFS= read -r _cpus < "$_d/affected_cpus" 2>/dev/null
-        case " $_freqs " in *" $_f "*) ;; *) _freqs="$_freqs $_f" ;; esac
-        if [ "$_f" -gt "$_best_f" ] 2>/dev/null; then
-            _best_f=$_f
-            _best=$_cpus
-        fi
-    done
-    set -f
-    # shellcheck disable=SC2086
-    set -- $_freqs
-    set +f
-    if [ $# -ge 2 ] && [ -n "$_best" ]; then
-        # shellcheck disable=SC2086
-        set -- $_best
-        while [ $# -gt 1 ]; do shift; done
-        echo "$1"
-        return 0
-    fi
-    _best= _best_c=0 _caps=
-    for _c in "$CPU_SYS"/cpu[0-9]*; do
-        _cap=
-        IFS= read -r _cap < "$_c/cpu_capacity" 2>/dev/null || continue
-        case " $_caps " in *" $_cap "*) ;; *) _caps="$_caps $_cap" ;; esac
-        if [ "$_cap" -ge "$_best_c" ] 2>/dev/null; then
-            _best_c=$_cap
-            _best=${_c##*/cpu}
-        fi
-    done
-    set -f
-    # shellcheck disable=SC2086
-    set -- $_caps
-    set +f
-    [ $# -ge 2 ] && [ -n "$_best" ] && echo "$_best"
-    return 0
-}
-
 conditions_main() {
     _mode=${1:-snapshot}
     [ $# -gt 0 ] && shift
@@ -511,7 +462,6 @@ conditions_main() {
         snapshot) snapshot "${1:-snapshot}" ;;
         before | after) snapshot "$_mode" ;;  # `conditions.sh before` = `conditions.sh snapshot before`
         quick) snapshot "${1:-quick}" quick ;;
-        pin-target) pin_target ;;
         idle-wait) idle_wait "$@" ;;
         cell)
             if [ $# -lt 3 ]; then
@@ -521,7 +471,7 @@ conditions_main() {
             run_cell "$@"
             ;;
         *)
-            echo "usage: conditions.sh [snapshot [LABEL] | before | after | quick [LABEL] | pin-target |" \
+            echo "usage: conditions.sh [snapshot [LABEL] | before | after | quick [LABEL] |" \
                 "idle-wait MAX LOAD [QUIET [SAMPLE [CPU_LIMIT]]] | cell FILE -- CMD...]" >&2
             return 2
             ;;

@@ -46,6 +46,27 @@ for pm in apk opkg apt-get dnf yum pacman; do
     fi
 done
 [ -x /opt/bin/opkg ] && echo /opt/bin/opkg
+# CPU clusters (big.LITTLE) in conditions.sh's format, so the controller can pin single-thread cells.
+echo "@@sslbench:cpu clusters"
+sys=${SSLBENCH_SYSROOT:-}/sys/devices/system/cpu  # SYSROOT: a fake tree in tests
+[ -r $sys/online ] && echo "@@ cpus" && echo "online $(cat $sys/online)"
+dirs=$(ls -d $sys/cpufreq/policy[0-9]* 2>/dev/null) || dirs=$(ls -d $sys/cpu[0-9]*/cpufreq 2>/dev/null)
+for d in $dirs; do
+    name=${d%/cpufreq}
+    echo "@@ cpufreq ${name##*/}"
+    for f in cpuinfo_max_freq related_cpus affected_cpus; do
+        [ -r "$d/$f" ] && echo "$f $(cat "$d/$f" 2>/dev/null)"
+    done
+done
+for c in $sys/cpu[0-9]*; do
+    [ -d "$c" ] || continue
+    echo "@@ topology ${c##*/}"
+    for f in topology/physical_package_id topology/cluster_id cpu_capacity online; do
+        [ -r "$c/$f" ] && echo "${f#topology/} $(cat "$c/$f" 2>/dev/null)"
+    done
+done
+echo "@@ tools"
+command -v taskset >/dev/null 2>&1 && echo "taskset $(command -v taskset)"
 echo "@@sslbench:tmp free kb"
 df -k /tmp 2>/dev/null | tail -n 1 | awk '{print $4}'
 echo "@@sslbench:end"

@@ -1,6 +1,11 @@
 # sslbench on-host runner: POSIX sh for BusyBox ash (no arrays, no [[ ]], no +=).
-# It lives in its own work dir (/tmp/sslbench.<run-id>) next to cells.txt (`id<TAB>openssl args` per line).
-#   sh run.sh start OPENSSL   run every cell in the background, detached from the SSH session
+# It lives in its own work dir (/tmp/sslbench.<run-id>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
+# line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
+#   sh run.sh start OPENSSL [IDLE_MAX]
+#                             run every cell in the background, detached from the SSH session; with
+#                             conditions.sh: idle gate (at most IDLE_MAX s, 0 = none) and snapshot first,
+#                             every cell through `conditions.sh cell` (evidence appended to its log),
+#                             snapshot after; logs/conditions-{idle,before,after}.log
 #   sh run.sh poll            print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs)
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
 # Files: pid (runner pid, also its process group when setsid exists), child.pid, progress, logs/<id>.log
@@ -38,32 +43,70 @@ kill_tree_hard() {
     kill -KILL "$1" 2>/dev/null
 }
 
+# Run "$@" in the background and wait: sh defers a trap until a foreground command ends, so a
+# stop (TERM) during a long step would wait for it.
+step() {
+    "$@" &
+    child=$!
+    echo "$child" > child.pid
+    wait "$child"
+    rc=$?
+    child=
+    return "$rc"
+}
+
+# Write a conditions log beside logs/ and move it in whole: a poll never ships half a file.
+conditions_log() {
+    name=$1
+    shift
+    step sh ./conditions.sh "$@" > "$name.log" 2>&1
+    mv "$name.log" "logs/$name.log"
+}
+
 run_cells() {
     openssl_bin=$1
+    idle_max=${2:-60}
     echo $$ > pid
     mkdir -p logs shipped
     total=$(grep -c . cells.txt)
     k=0
     child=
     trap 'if [ -n "$child" ]; then kill_tree "$child"; fi; echo "stopped" >> progress; exit 143' TERM INT HUP
-    [ -f conditions.sh ] && sh ./conditions.sh before > conditions-before.txt 2>&1
+    cond=
+    if [ -f conditions.sh ]; then
+        cond=1
+        SSLBENCH_OPENSSL=$openssl_bin
+        export SSLBENCH_OPENSSL
+        # idle: 1-min load under 0.3 (or 30 s quiet), sampled every 2 s
+        conditions_log conditions-idle idle-wait "$idle_max" 0.3 30 2
+        conditions_log conditions-before before
+    fi
     tab=$(printf '\t')
-    while IFS="$tab" read -r id args; do
+    while IFS="$tab" read -r id pin args; do
         [ -n "$id" ] || continue
         k=$((k + 1))
         echo "start $k $total $id" >> progress
         # $args is unquoted on purpose: space-separated words the controller checked against [A-Za-z0-9._-].
+        set -f
         # shellcheck disable=SC2086
-        "$openssl_bin" $args > "run-$id.log" 2>&1 &
-        child=$!
-        echo "$child" > child.pid
-        wait "$child"
-        rc=$?
-        child=
+        set -- "$openssl_bin" $args
+        set +f
+        case $pin in
+            [0-9]*) set -- taskset -c "$pin" "$@" ;;
+        esac
+        if [ -n "$cond" ]; then
+            step sh ./conditions.sh cell "cell-$id.txt" -- "$@" > "run-$id.log" 2>&1
+            rc=$?
+            cat "cell-$id.txt" >> "run-$id.log" 2>/dev/null
+            rm -f "cell-$id.txt"
+        else
+            step "$@" > "run-$id.log" 2>&1
+            rc=$?
+        fi
         mv "run-$id.log" "logs/$id.log"
         echo "done $k $total $id $rc" >> progress
     done < cells.txt
-    [ -f conditions.sh ] && sh ./conditions.sh after > conditions-after.txt 2>&1
+    [ -n "$cond" ] && conditions_log conditions-after after
     echo "finished $total" >> progress
 }
 
@@ -135,8 +178,8 @@ stop() {
 }
 
 case "$1" in
-    start) run_cells "$2" ;;
+    start) run_cells "$2" "$3" ;;
     poll) poll ;;
     stop) stop ;;
-    *) echo "usage: run.sh start OPENSSL | poll | stop" >&2; exit 2 ;;
+    *) echo "usage: run.sh start OPENSSL [IDLE_MAX] | poll | stop" >&2; exit 2 ;;
 esac

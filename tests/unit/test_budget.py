@@ -146,3 +146,69 @@ def test_overheads_count():
                        fixed_seconds=15)
     assert tight.fits and tight.planned_seconds <= 20
     assert tight.to_dict()["fits"] is True
+
+
+# --- in `sslbench run` / `hosts`: the real planner per host, the options checked up front ---------------
+
+def host_state(version="OpenSSL 3.0.19", cpus=4, pins=()):
+    from orchestrator.commands.run import HostState
+    from orchestrator.model import HostResult, OpenSSLBuild
+
+    state = HostState(name="box", result=HostResult(host="box", openssl=OpenSSLBuild(version=version)),
+                      logical_cpus=cpus)
+    state.pins = list(pins)
+    return state
+
+
+def test_run_fits_each_hosts_real_plan_and_says_what_went():
+    from orchestrator.commands.run import PlanOptions, plan_for
+    from orchestrator.matrix import MatrixRequest
+
+    state = host_state()
+    full = plan_for(host_state(), MatrixRequest())
+    plan = plan_for(state, PlanOptions(request=MatrixRequest(), budget_seconds=300, idle_wait=60))
+    assert full.eta_seconds > 300 and state.budget is not None and state.budget.fits
+    # the idle gate and the snapshots are part of the budget
+    assert planned_seconds(plan) + 60 + 20 <= 300 < planned_seconds(full)
+    assert state.plan is plan and any(n.startswith("budget: to fit 5m00s; dropped: sizes") for n in plan.notes)
+    # an old OpenSSL gets its own fit: no -seconds to shorten, so more has to go
+    old = host_state("OpenSSL 1.0.2u  20 Dec 2019")
+    plan_for(old, PlanOptions(request=MatrixRequest(), budget_seconds=300, idle_wait=60))
+    assert old.budget.dropped != state.budget.dropped
+
+
+def test_a_budget_too_small_says_so_and_runs_the_smallest_plan():
+    from orchestrator.commands.run import PlanOptions, plan_for
+    from orchestrator.matrix import MatrixRequest
+
+    state = host_state()
+    plan = plan_for(state, PlanOptions(request=MatrixRequest(), budget_seconds=5, idle_wait=60))
+    assert not state.budget.fits and len(plan.cells) == 1
+    assert any("cannot fit 5s" in n and "raise --budget" in n for n in plan.notes)
+
+
+def test_big_little_pins_count_in_the_budget_and_are_noted():
+    from orchestrator.commands.run import PlanOptions, plan_for
+    from orchestrator.matrix import MatrixRequest
+
+    pinned = host_state(pins=[(7, "Cortex-A72"), (3, "Cortex-A53")])
+    request = MatrixRequest(algorithms=("sha256",), sizes=(1024,), seconds=1, apis=("evp",))
+    plan = plan_for(pinned, PlanOptions(request=request, idle_wait=0))
+    assert sorted(c.pin for c in plan.cells if c.threads == 1) == [3, 7]
+    assert "single-thread cells pinned to CPU 7 (Cortex-A72), CPU 3 (Cortex-A53)" in plan.notes
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "--idle-wait", "-5"], "--idle-wait takes whole seconds"),
+    (["run", "--idle-wait", "1m"], "--idle-wait takes whole seconds"),
+    (["run", "--idle-wait", "99999"], "--idle-wait takes whole seconds"),
+    (["run", "--budget", "ten minutes"], "--budget takes a duration like 10m"),
+    (["hosts", "--budget", "0s"], "--budget must be longer than 0 seconds"),
+])
+def test_bad_idle_wait_and_budget_are_one_clear_line_before_anything_runs(argv, said, tmp_path, capsys):
+    from orchestrator.cli import main
+
+    assert main([*argv, "--results", str(tmp_path)] if argv[0] == "run" else argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # no run directory was made

@@ -1,9 +1,11 @@
 """Cluster detection, pin targets and the pinning check."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
-from orchestrator.clusters import Cluster, detect_clusters, pin_targets, pinned_command, pinning_held
+from orchestrator.clusters import Cluster, detect_clusters, pin_plan, pin_targets, pinned_command, pinning_held
 from orchestrator.model import CpuFacts
 from orchestrator.parse.conditions import parse_cell, parse_conditions
 from orchestrator.parse.cpuinfo import parse_cpuinfo
@@ -113,3 +115,89 @@ def test_pinned_cpu_from_the_command_line():
     assert pinned_cpu_of("taskset -c 7 /usr/bin/openssl speed -mr") == 7
     assert pinned_cpu_of("/usr/bin/openssl speed -mr -multi 4") is None
     assert pinned_cpu_of("") is None
+
+
+# --- what `sslbench run` pins to: detect.sh's `cpu clusters` section -> (CPU, label) per cluster ---------
+
+DETECT = Path(__file__).resolve().parents[2] / "playbooks" / "files" / "detect.sh"
+
+
+def fake_cpu_tree(root: Path, policies: dict[str, tuple[str, str]], capacities: dict[int, str] | None = None) -> Path:
+    """/sys/devices/system/cpu with cpufreq policies {name: (related_cpus, cpuinfo_max_freq)}."""
+    cpu = root / "sys/devices/system/cpu"
+    cpu.mkdir(parents=True)
+    cpus = sorted(int(c) for related, _ in policies.values() for c in related.split())
+    (cpu / "online").write_text(f"0-{cpus[-1]}\n" if cpus else "0\n")
+    for name, (related, top) in policies.items():
+        d = cpu / "cpufreq" / name
+        d.mkdir(parents=True)
+        (d / "related_cpus").write_text(related + "\n")
+        (d / "cpuinfo_max_freq").write_text(top + "\n")
+    for n in cpus:
+        (cpu / f"cpu{n}" / "topology").mkdir(parents=True)
+        (cpu / f"cpu{n}" / "topology" / "physical_package_id").write_text("0\n")
+        if capacities:
+            (cpu / f"cpu{n}" / "cpu_capacity").write_text(capacities[n] + "\n")
+    return root
+
+
+def detected_pins(tmp_path: Path, root: Path, with_taskset: bool = True):
+    from orchestrator.commands.run import HostState, apply_facts
+    from orchestrator.model import HostResult
+
+    bin_dir = tmp_path / ("bin" if with_taskset else "bin-without-taskset")
+    bin_dir.mkdir(exist_ok=True)
+    if with_taskset:
+        (bin_dir / "taskset").write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / "taskset").chmod(0o755)
+    for tool in ("cat", "ls", "df", "tail", "awk", "grep", "uname"):
+        found = shutil.which(tool)
+        if found and not (bin_dir / tool).exists():
+            (bin_dir / tool).symlink_to(found)
+    out = subprocess.run([shutil.which("sh"), str(DETECT)], capture_output=True, text=True, timeout=30,
+                         env={"PATH": str(bin_dir), "SSLBENCH_SYSROOT": str(root)})
+    assert out.returncode == 0, out.stderr
+    state = HostState(name="h", result=HostResult(host="h"))
+    apply_facts(state, out.stdout)
+    return state
+
+
+def test_detect_finds_the_clusters_of_a_big_little_board_and_pins_one_core_of_each(tmp_path):
+    root = fake_cpu_tree(tmp_path / "rk", {"policy0": ("0 1 2 3", "2208000"), "policy4": ("4 5 6 7", "2304000")})
+    state = detected_pins(tmp_path, root)
+    assert state.pins == [(7, "cpu4-7"), (3, "cpu0-3")] and state.pin_note is None
+
+
+def test_rk3588_two_big_clusters_of_one_core_type_get_distinct_labels():
+    clusters = [Cluster(cpus=[6, 7], source="cpufreq", max_khz=2400000, core="Cortex-A76"),
+                Cluster(cpus=[4, 5], source="cpufreq", max_khz=2256000, core="Cortex-A76"),
+                Cluster(cpus=[0, 1, 2, 3], source="cpufreq", max_khz=1800000, core="Cortex-A55")]
+    assert pin_plan(clusters) == [(7, "Cortex-A76 cpu6-7"), (5, "Cortex-A76 cpu4-5"), (3, "Cortex-A55")]
+
+
+def test_no_pinning_on_one_cluster_or_without_taskset(tmp_path):
+    # x86: one policy per core, all at the same clock -> one cluster, nothing pinned, nothing said
+    same = fake_cpu_tree(tmp_path / "x86", {f"policy{i}": (str(i), "3000000") for i in range(4)})
+    state = detected_pins(tmp_path, same)
+    assert state.pins == [] and state.pin_note is None
+    # big.LITTLE without taskset: not pinned, and the plan says why
+    big_little = fake_cpu_tree(tmp_path / "bl", {"policy0": ("0 1", "1400000"), "policy2": ("2 3", "2000000")})
+    state = detected_pins(tmp_path, big_little, with_taskset=False)
+    assert state.pins == [] and "no taskset" in state.pin_note and "2 CPU clusters" in state.pin_note
+
+
+def test_no_sysfs_at_all_means_no_pinning(tmp_path):
+    (tmp_path / "bare").mkdir()
+    state = detected_pins(tmp_path, tmp_path / "bare")
+    assert state.pins == [] and state.pin_note is None
+
+
+def test_cpu_capacity_tells_big_from_little_without_cpufreq(tmp_path):
+    root = tmp_path / "cap"
+    cpu = root / "sys/devices/system/cpu"
+    for n in range(6):
+        (cpu / f"cpu{n}").mkdir(parents=True)
+        (cpu / f"cpu{n}" / "cpu_capacity").write_text(("446" if n < 4 else "1024") + "\n")
+    (cpu / "online").write_text("0-5\n")
+    state = detected_pins(tmp_path, root)
+    assert [cpu for cpu, _ in state.pins] == [5, 3]

@@ -133,8 +133,8 @@ def test_cells_text_is_tab_separated_and_safe():
     lines = text.splitlines()
     assert len(lines) == len(p.cells)
     for line, cell in zip(lines, p.cells):
-        ident, args = line.split("\t")
-        assert ident == cell.id and args.split(" ") == cell.args
+        ident, pin, args = line.split("\t")
+        assert ident == cell.id and pin == "-" and args.split(" ") == cell.args
         assert all(matrix.SAFE_TOKEN.match(token) for token in [ident, *cell.args])
 
 
@@ -191,3 +191,29 @@ def test_cells_chunks_are_small_whole_lines_and_add_up():
     assert len(chunks) > 1
     assert all(len(c) <= 3000 and c.endswith("\n") for c in chunks)
     assert "".join(chunks) == matrix.cells_text(p.cells)
+
+
+BIG_LITTLE = [(7, "Cortex-A72"), (3, "Cortex-A53")]
+
+
+def test_big_little_single_thread_cells_run_once_per_cluster_and_multi_on_all_cores():
+    p = plan_host("h", MatrixRequest(algorithms=("aes-128-gcm", "ed25519"), sizes=(1024,), seconds=1),
+                  openssl_version="3.0.19", logical_cpus=8, pins=BIG_LITTLE)
+    single = [c for c in p.cells if c.threads == 1]
+    assert sorted((c.algorithm, c.pin, c.cpu) for c in single) == [
+        ("aes-128-gcm", 3, "Cortex-A53"), ("aes-128-gcm", 7, "Cortex-A72"),
+        ("ed25519", 3, "Cortex-A53"), ("ed25519", 7, "Cortex-A72")]
+    multi = [c for c in p.cells if c.threads == 8]
+    assert len(multi) == 2 and all(c.pin is None and c.cpu is None and "-multi" in c.args for c in multi)
+    assert len({c.id for c in p.cells}) == len(p.cells) and any(c.id.endswith("-c7-r0") for c in single)
+    # the ETA counts every pinned run
+    unpinned = plan_host("h", MatrixRequest(algorithms=("aes-128-gcm", "ed25519"), sizes=(1024,), seconds=1),
+                         openssl_version="3.0.19", logical_cpus=8)
+    assert p.eta_seconds == unpinned.eta_seconds + sum(c.seconds for c in unpinned.cells if c.threads == 1)
+    lines = matrix.cells_text(p.cells).splitlines()
+    assert {line.split("\t")[1] for line in lines} == {"7", "3", "-"}
+
+
+def test_pin_targets_must_be_cpu_numbers():
+    with pytest.raises(UserError):
+        plan_host("h", MatrixRequest(), openssl_version="3.0.0", logical_cpus=2, pins=[("7;reboot", "x")])

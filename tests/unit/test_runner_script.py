@@ -10,16 +10,20 @@ from pathlib import Path
 import pytest
 
 from orchestrator.commands.run import exit_codes, progress_part, split_logs
+from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle, split_evidence
 
 SCRIPT = Path(__file__).resolve().parents[2] / "playbooks" / "files" / "sslbench-run.sh"
+CONDITIONS = SCRIPT.parent / "conditions.sh"
 ASH = shutil.which("busybox")
 pytestmark = pytest.mark.skipif(ASH is None, reason="busybox (Debian busybox or busybox-static) is needed")
 
 FAKE_OPENSSL = """#!/bin/sh
 # stand-in for openssl: prints each argument on its own line; `speed fail` exits 1; `speed sleep` forks a
-# child (like -multi) and both sleep; `speed big N` prints N bytes.
+# child (like -multi) and both sleep; `speed big N` prints N bytes; `speed table` sleeps 2 s and prints a
+# -mr result of sha256 at 16 bytes (1000 runs in 1 s).
 for a in "$@"; do echo "arg:$a"; done
 case "$2" in
+  table) sleep 2; printf '+DT:sha256:1:16\n+R:1000:sha256:1.000000\n+H:16\n+F:6:sha256:16000.00\n' ;;
   fail) echo "speed: Unknown algorithm fail" >&2; exit 1 ;;
   sleep) sleep 30 & sleep 30; wait ;;
   big) head -c "$3" /dev/zero | tr '\\0' x ;;
@@ -28,11 +32,14 @@ exit 0
 """
 
 
-def workdir(tmp_path, cells):
+def workdir(tmp_path, cells, conditions=False):
+    """cells: (id, args) or (id, pin, args); with conditions=True the evidence script is there too."""
     work = tmp_path / "sslbench.run1"
     work.mkdir()
     shutil.copy(SCRIPT, work / "run.sh")
-    (work / "cells.txt").write_text("".join(f"{i}\t{a}\n" for i, a in cells))
+    if conditions:
+        shutil.copy(CONDITIONS, work / "conditions.sh")
+    (work / "cells.txt").write_text("".join("\t".join(c if len(c) == 3 else (c[0], "-", c[1])) + "\n" for c in cells))
     odd = tmp_path / "dir with space;$x"
     odd.mkdir()
     fake = odd / "openssl"
@@ -122,3 +129,100 @@ def test_each_progress_line_is_printed_once(tmp_path):
     (work / "progress").open("a").write("start 9 9 009-x\n")
     assert progress_part(sh(work, "poll").stdout).strip() == "start 9 9 009-x"
     assert progress_part(sh(work, "poll").stdout).strip() == ""
+
+
+# --- with conditions.sh in the work dir (what the playbook sends): gate, snapshots, wrapped cells --------
+
+def poll_until_finished(work):
+    """Every log the runner ships, over as many polls as it takes."""
+    logs = []
+    for _ in range(10):
+        out = sh(work, "poll").stdout
+        logs += split_logs(out)
+        if "@@sslbench-state finished" in out:
+            return dict(logs)
+    raise AssertionError("the runner never said finished")
+
+
+TASKSET = shutil.which("taskset")
+
+
+@pytest.mark.skipif(TASKSET is None, reason="taskset (util-linux) is needed to pin")
+def test_with_conditions_every_cell_is_wrapped_pinned_ones_through_taskset(tmp_path):
+    work, fake = workdir(tmp_path, [("001-t", "speed table -seconds 1"), ("002-t", "0", "speed table -seconds 1")],
+                         conditions=True)
+    started = sh(work, "start", str(fake), "0", env={"PATH": f"{Path(TASKSET).parent}:/usr/bin:/bin"})
+    assert started.returncode == 0, started.stderr
+    logs = poll_until_finished(work)
+    assert set(logs) == {"conditions-idle", "conditions-before", "001-t", "002-t", "conditions-after"}
+    assert parse_idle(logs["conditions-idle"])["reason"] == "disabled"  # IDLE_MAX 0: no gate
+    assert parse_conditions(logs["conditions-before"])["label"] == "before"
+    assert parse_conditions(logs["conditions-after"])["label"] == "after"
+    for cell_id, pinned in (("001-t", False), ("002-t", True)):
+        output, evidence = split_evidence(logs[cell_id])
+        assert output.splitlines()[:2] == ["arg:speed", "arg:table"] and "+F:6:sha256:16000.00" in output
+        run = parse_cell(evidence)["run"]
+        assert run["exit"] == 0 and run["samples"], run
+        assert run["command"].startswith(f"taskset -c 0 {fake}" if pinned else str(fake))
+        if pinned:
+            assert run["allowed_cpus"] == [0] and {s["cpu"] for s in run["samples"][1:]} == {0}
+    assert not list(work.glob("cell-*.txt")) and not list(work.glob("run-*.log"))  # nothing left half-done
+
+
+def test_the_collector_stores_conditions_apart_and_flags_every_cell(tmp_path):
+    """The poll output of a real runner with conditions.sh, through sslbench run's Collector."""
+    import io
+
+    from orchestrator.commands.run import Collector, HostState
+    from orchestrator.matrix import Capabilities, Cell, HostPlan
+    from orchestrator.model import OK, HostResult, Run
+    from orchestrator.progress import ProgressView
+    from orchestrator.validity import ALL_FLAGS
+
+    work, fake = workdir(tmp_path, [("001-t", "speed table -seconds 1"), ("002-t", "speed table -seconds 1")],
+                         conditions=True)
+    sh(work, "start", str(fake), "0")
+    logs = poll_until_finished(work)
+    run_dir = tmp_path / "results" / "run1"
+    run_dir.mkdir(parents=True)
+    collector = Collector(Run(run_id="run1", created=""), run_dir, ProgressView(live=False, stream=io.StringIO()))
+    state = collector.host("box")
+    cells = [Cell(id=i, algorithm="sha256", kind="digest", api="evp", threads=1, sizes=(16,),
+                  args=["speed", "table", "-seconds", "1"], seconds=1.0) for i in ("001-t", "002-t")]
+    state.plan = HostPlan(host="box", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)), cells=cells)
+    for cell_id, text in logs.items():
+        collector.add_log(state, cell_id, text)
+    collector.add_log(state, "../../evil", "x")  # a host cannot choose our file names
+    collector.finish(state)
+    result = state.result
+    host_dir = run_dir / "box"
+    assert sorted(p.name for p in host_dir.glob("*.log")) == ["001-t.log", "002-t.log"]
+    assert sorted(p.name for p in host_dir.glob("conditions-*.txt")) == [
+        "conditions-after.txt", "conditions-before.txt", "conditions-idle.txt"]
+    assert {"before", "after", "idle", "verdict", "cells"} <= set(result.conditions)
+    assert set(result.conditions["cells"]) == {"001-t", "002-t"}
+    ok = [m for m in result.measurements if m.status == OK]
+    assert [(m.algorithm, m.block_size, m.bytes_per_second) for m in ok] == [("sha256", 16, 16000.0)] * 2
+    for m, cell_id in zip(ok, ("001-t", "002-t")):
+        verdict = result.conditions["cells"][cell_id]
+        assert m.flags == verdict["flags"] and set(m.flags) <= set(ALL_FLAGS)
+        assert "background_cores" in verdict["facts"]  # judged from the evidence, not skipped
+    assert result.status == "ok" and "incomplete" not in result.flags
+
+
+def test_stop_during_a_wrapped_cell_leaves_nothing_running(tmp_path):
+    work, fake = workdir(tmp_path, [("001-s", "speed sleep"), ("002-s", "speed sleep")], conditions=True)
+    runner = subprocess.Popen(["setsid", ASH, "ash", str(work / "run.sh"), "start", str(fake), "0"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while time.time() < deadline and len(descendants(runner.pid)) < 5:
+        time.sleep(0.05)
+    tree = descendants(runner.pid)
+    assert len(tree) >= 5  # wrapper, sampler (and its sleep), openssl stand-in, its child, sleeps
+    assert "@@sslbench-state stopped" in sh(work, "stop").stdout
+    # when stop returns only the evidence sampler's 1-s tick may be left (orphaned when the sampler died)
+    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in tree if alive(pid)}
+    assert set(left.values()) <= {b"sleep\x001\x00"}, left
+    time.sleep(1.2)
+    assert [pid for pid in tree if alive(pid)] == []
+    runner.wait(timeout=10)
