@@ -1,6 +1,7 @@
 """The result store: run.json round trips, its compact schema 2 form, and schema 1 files still loading."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -30,19 +31,50 @@ def test_round_trip_keeps_every_field(tmp_path):
     assert store.load_run(tmp_path) == run
 
 
-def test_run_json_is_compact_one_host_per_line_and_leaves_out_defaults(tmp_path):
+def test_run_json_is_compact_one_host_per_line_with_measurements_as_rows(tmp_path):
     path = store.save_run(tmp_path, sample_run())
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2 + 2  # head, one line per host, closing
     assert not any(line.startswith(" ") for line in lines)
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["schema"] == SCHEMA_VERSION == 2
-    plain, odd, pk = data["hosts"][0]["measurements"]
-    assert plain == {"algorithm": "aes-256-gcm", "block_size": 16, "bytes_per_second": 123456780.0, "api": "evp",
-                     "openssl_version": "3.0.13", "count": 23148146, "seconds": 3.0}
-    assert odd["threads"] == 4 and odd["repeat"] == 2 and odd["status"] == "error" and odd["flags"] == ["busy", "hot"]
-    assert pk == {"algorithm": "rsa2048", "operation": "sign", "ops_per_second": 1234.5, "count": 12345,
-                  "seconds": 10.0}
+    assert data["schema"] == SCHEMA_VERSION == 3
+    host = data["hosts"][0]
+    assert host["measurement_fields"] == [f.name for f in dataclasses.fields(Measurement)]
+    plain, odd, pk = host["measurements"]
+    # Field order: algorithm block_size bytes_per_second operation ops_per_second threads api openssl_version
+    # count seconds status reason repeat flags; the trailing defaults (ok, None, 0, []) are cut.
+    assert plain == ["aes-256-gcm", 16, 123456780.0, None, None, 1, "evp", "3.0.13", 23148146, 3.0]
+    assert odd == ["aes-256-gcm", 16, 99e6, None, None, 4, "evp", None, None, None, "error", "killed", 2,
+                   ["busy", "hot"]]
+    assert pk == ["rsa2048", None, None, "sign", 1234.5, 1, None, None, 12345, 10.0]
+
+
+def test_rows_under_other_field_names_load_by_name(tmp_path):
+    """A store written by another version (a field added, the order changed): rows are read by their header."""
+    path = store.save_run(tmp_path, sample_run())
+    data = json.loads(path.read_text(encoding="utf-8"))
+    names = [f.name for f in dataclasses.fields(Measurement)]
+    expected = sample_run().hosts[0].measurements
+    data["hosts"][0]["measurement_fields"] = ["from_the_future", *reversed(names)]
+    data["hosts"][0]["measurements"] = [[7, *(m.to_dict()[name] for name in reversed(names))] for m in expected]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert store.load_run(tmp_path).hosts[0].measurements == expected
+    # Short rows under a foreign header: the missing trailing fields take the defaults.
+    data["hosts"][0]["measurement_fields"] = [*names, "from_the_future"]
+    data["hosts"][0]["measurements"] = [["sha256", 64, 1e6]]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert store.load_run(tmp_path).hosts[0].measurements == [Measurement("sha256", 64, 1e6)]
+
+
+def test_schema_2_objects_without_defaults_still_load(tmp_path):
+    data = {"schema": 2, "run_id": "r", "created": "2026-01-01T00:00:00+00:00",
+            "hosts": [{"host": "h", "measurements": [
+                {"algorithm": "aes-256-gcm", "block_size": 16, "bytes_per_second": 1e6, "api": "evp"},
+                {"algorithm": "rsa2048", "operation": "sign", "ops_per_second": 10.5, "repeat": 1, "flags": ["hot"]}]}]}
+    (tmp_path / store.RUN_FILE).write_text(json.dumps(data), encoding="utf-8")
+    assert store.load_run(tmp_path).hosts[0].measurements == [
+        Measurement("aes-256-gcm", 16, 1e6, api="evp"),
+        Measurement("rsa2048", operation="sign", ops_per_second=10.5, repeat=1, flags=["hot"])]
 
 
 def test_empty_run_writes_valid_json(tmp_path):
@@ -111,12 +143,13 @@ def test_newer_schema_is_refused_with_advice(tmp_path):
         store.load_run(tmp_path)
 
 
-def test_measurement_to_dict_is_complete_unless_compact():
+def test_measurement_to_dict_is_complete_and_rows_copy_lists():
     m = Measurement("sha256", 64, 1e6, flags=["busy"])
     full = m.to_dict()
     assert full["threads"] == 1 and full["status"] == "ok" and full["reason"] is None and len(full) > 10
     full["flags"].append("hot")
-    assert m.flags == ["busy"]  # a copy, not the measurement's own list
-    assert m.to_dict(compact=True) == {"algorithm": "sha256", "block_size": 64, "bytes_per_second": 1e6,
-                                       "flags": ["busy"]}
-    assert Measurement.from_dict(m.to_dict(compact=True)) == m
+    m.to_row()[-1].append("hot")
+    assert m.flags == ["busy"]  # copies, not the measurement's own list
+    assert Measurement.from_dict(full) != m
+    assert Measurement.from_dict(m.to_dict()) == m
+    assert Measurement("sha256").to_row() == ["sha256"]
