@@ -60,11 +60,13 @@ _NAMED_PROGRESS = re.compile(
     r"(?P<count>\d+) (?P<name>\S+) (?:KEM |signature )?(?P<op>keygen|encaps|decaps|sign|verify) ops "
     r"in (?P<secs>" + _NUM + r")s"
 )
+# Led by a literal (the lookbehind after it), which re finds with a fast scan; a leading lookbehind
+# made re try it at every position of every row.
 _RSA4 = re.compile(
-    rf"(?<![A-Za-z])rsa\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s"
+    rf"rsa(?<![A-Za-z]rsa)\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s"
     rf"\s+({_NUM})\s+({_NUM})\s+({_NUM})\s+({_NUM})"
 )
-_RSA_DSA = re.compile(rf"(?<![A-Za-z])(rsa|dsa)\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})")
+_RSA_DSA = re.compile(rf"([rd]sa)(?<![A-Za-z][rd]sa)\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})")
 _CURVE_SIGN = re.compile(
     rf"(\d+)\s+bits?\s+(ecdsa|EdDSA|SM2)\s+\(([^)\s]+)\)\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})",
     re.IGNORECASE,
@@ -75,7 +77,7 @@ _KEM_SIG_ROW = re.compile(rf"(\S+)\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({
 _OPENSSL_VERSION = re.compile(r"OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)")
 _LIBRESSL_VERSION = re.compile(r"LibreSSL\s+(\d+\.\d+\.\d+)")
 _VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
-_ERROR_LINE = re.compile(r"(?<!\w)speed: |Error: bad option|is an unknown cipher or digest|Child exited with|"
+_ERROR_LINE = re.compile(r"speed: (?<!\wspeed: )|Error: bad option|is an unknown cipher or digest|Child exited with|"
                          r"Child terminated by signal|Unknown type '|error!$")
 
 # Elliptic curves in the order `openssl speed` numbers them (the `+F4`/`+F5` index):
@@ -104,9 +106,12 @@ _BUILTIN = _AMBIGUOUS | _LEGACY_ONLY | {
 }
 
 
-@dataclass
+@dataclass(slots=True)  # one per table cell: no per-instance __dict__ (less memory, less for the GC to walk)
 class _Row:
-    """A throughput or public-key figure before the whole log has been read."""
+    """A throughput or public-key figure before the whole log has been read.
+
+    Hot paths build it positionally (label, algorithm, block_size, value, operation, child, pk_key,
+    error, unsupported, core): keyword calls cost twice as much per cell."""
 
     label: str  # as printed (decides api)
     algorithm: str
@@ -294,12 +299,13 @@ def _read_line(line: str, state: _State) -> None:
             state.hints = hints
         else:
             _ignore(line, state)
-    elif _ERROR_LINE.search(line):
+    elif line[-1] in _ROW_END and _read_rows(line, state):
+        pass  # (rows before the error test: most lines that get this far are rows)
+    elif (line[-1] == ")" or line[-1] == "`") and _read_labelled_row(line, state):
+        pass
+    elif ("Child" in line or ":" in line or "nknown" in line or "error!" in line) and _ERROR_LINE.search(line):
         state.skipped.append(f"openssl said: {line[:200]}")
-    elif line[-1] in _ROW_END:
-        if not _read_rows(line, state):
-            _ignore(line, state)
-    elif not ((line[-1] == ")" or line[-1] == "`") and _read_labelled_row(line, state)):
+    else:
         _ignore(line, state)
 
 
@@ -369,31 +375,34 @@ def _read_header(line: str, state: _State) -> None:
 # throughput rows
 
 
-# sbc-bench runs one `openssl speed` per CPU cluster and appends the core to the row:
-# `aes-256-cbc  146626.41k … 1008697.34k (Cortex-A53)`; its summary quotes the rows again as
-# ``* `aes-256-cbc … (Cortex-A53)` ``.
-_CORE_SUFFIX = re.compile(r"(.*\d(?:\.\d+)?k?)\s+\(([^()]{1,40})\)")
-
-
 def _read_labelled_row(line: str, state: _State) -> bool:
     """A throughput row with the core it ran on appended (sbc-bench). The core goes into the
     record's algorithm as `aes-256-cbc@Cortex-A53`: the tables, diff and reports key on the
     algorithm, and one board's clusters must never be merged into one median."""
+    # sbc-bench: `aes-256-cbc  146626.41k … 1008697.34k (Cortex-A53)`; its summary quotes the rows
+    # again as ``* `aes-256-cbc … (Cortex-A53)` ``. (String methods, not a regex: most lines ending in
+    # `)` are something else, and a report has hundreds.)
     quoted = line[-1] == "`"
     if quoted:
         start = line.find("`")
-        if start == -1 or start == len(line) - 1 or line[:start].strip(" *-") != "":
+        if start == len(line) - 1 or line[:start].strip(" *-") != "":
             return False
         line = line[start + 1:-1].strip()
         if not line:
             return False
-    match = _CORE_SUFFIX.fullmatch(line)
-    if match is None:
-        return bool(quoted) and line[-1] in _ROW_END and _read_quoted_row(line, None, state)
-    core = " ".join(match.group(2).split())
+    core = None
+    if line[-1] == ")":
+        at = line.rfind(" (")
+        core = line[at + 2:-1]
+        line = line[:at].rstrip()
+        if at < 0 or not line or not core or len(core) > 40 or "(" in core or ")" in core:
+            return False
+        core = " ".join(core.split())
+    if line[-1] not in _ROW_END:
+        return False
     if quoted:
-        return _read_quoted_row(match.group(1), core, state)
-    return _read_rows(match.group(1), state, core=core)
+        return _read_quoted_row(line, core, state)
+    return _read_rows(line, state, core=core)
 
 
 def _read_quoted_row(line: str, core: str | None, state: _State) -> bool:
@@ -411,6 +420,8 @@ def _read_quoted_row(line: str, core: str | None, state: _State) -> bool:
 
 def _read_rows(line: str, state: _State, core: str | None = None, sizes_by_count: bool = False) -> bool:
     """Throughput rows `label v1 v2 …` (several when newlines were lost). True if any was read."""
+    if state.sizes is None and not (state.child_sizes or state.seen_block or state.forked or sizes_by_count):
+        return False  # no header yet: _add_row could not place any value (cheap exit for other output)
     tokens = line.split()
     found = False
     label: list[str] = []
@@ -451,10 +462,18 @@ def _add_row(label: str, values: list[str], state: _State, core: str | None = No
         return True
     algorithm = canonical_algorithm(label)
     unsupported = _all_zero(values)
+    rows = state.rows
     for size, token in zip(sizes, values):
-        value, error = (None, None) if unsupported else _bytes_per_second(token)
-        state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=value, error=error,
-                               unsupported=unsupported, core=core))
+        if unsupported:
+            value = error = None
+        else:  # inline fast path of _bytes_per_second: `12630.54k` -> 12630540.0
+            try:
+                value, error = (float(token[:-1] + "e3") if token[-1] in "kK" else float(token)), None
+            except ValueError:
+                value = None
+            if value is None or value != value or value in _INFINITIES:
+                value, error = _bytes_per_second(token)
+        rows.append(_Row(label, algorithm, size, value, None, None, None, error, unsupported, core))
     return True
 
 
@@ -475,12 +494,15 @@ def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
     return float(number + "e3") if kilo else float(number), None
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
 def _number(token: str) -> float | None:
     try:
         value = float(token)
     except ValueError:
         return None
-    return None if value != value or value in (float("inf"), float("-inf")) else value
+    return None if value != value or value in _INFINITIES else value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,10 +552,9 @@ def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int |
     algorithm = canonical_algorithm(label)
     unsupported = _all_zero(values)
     for size, token in zip(sizes, values):
-        number = None if unsupported else _number(token.strip())
+        number = None if unsupported else _number(token)  # float() ignores surrounding white space
         error = None if number is not None or unsupported else f"openssl printed {token.strip()!r}"
-        state.rows.append(_Row(label=label, algorithm=algorithm, block_size=size, value=number,
-                               child=child, error=error, unsupported=unsupported))
+        state.rows.append(_Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
 
 
 def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: int | None) -> None:
@@ -627,8 +648,7 @@ def _old_pk_format(state: _State) -> bool | None:
 def _add_pk(state: _State, algorithm: str, op: str, value: float | None, key: tuple, child: int | None,
             label: str | None = None) -> None:
     error = None if value is not None else "openssl printed no usable number"
-    state.rows.append(_Row(label=label or algorithm, algorithm=algorithm, operation=op, value=value,
-                           child=child, pk_key=key, error=error))
+    state.rows.append(_Row(label or algorithm, algorithm, None, value, op, child, key, error, None, None))
 
 
 def _read_mr_result(parts: list[str], state: _State) -> None:
@@ -712,6 +732,8 @@ def _read_child(line: str, state: _State) -> None:
 def _read_progress(line: str, state: _State) -> None:
     if " ops in " in line or " ops for " in line:
         state.ops_format = True
+    if "size blocks: " in line and _read_sym_progress(line, state):
+        return
     match = _PROGRESS.search(line) if "size blocks" in line else None
     if match:
         count, secs = int(match.group("count")), _number(match.group("secs"))
@@ -719,14 +741,15 @@ def _read_progress(line: str, state: _State) -> None:
             key = ("sym", canonical_algorithm(match.group("name")), int(match.group("size")))
             state.progress.setdefault(key, []).append((count, secs))
         return
-    match = _PK_PROGRESS.search(line) if "bit" in line else None
+    start = line.find(": ") + 1  # the result follows `for 10s: ` (a search from 0 tries every digit before)
+    match = _PK_PROGRESS.search(line, start) if "bit" in line else None
     if match:
         key = _pk_progress_key(match.group("what"), int(match.group("bits")))
         secs = _number(match.group("secs"))
         if key is not None and secs is not None:
             state.progress.setdefault(("pk",) + key, []).append((int(match.group("count")), secs))
         return
-    match = _NAMED_PROGRESS.search(line)
+    match = _NAMED_PROGRESS.search(line, start)
     if match:
         secs = _number(match.group("secs"))
         name = match.group("name")
@@ -738,6 +761,26 @@ def _read_progress(line: str, state: _State) -> None:
         if secs is not None:
             key = ("pk", _kem_sig_name(name, table), None, op)
             state.progress.setdefault(key, []).append((int(match.group("count")), secs))
+
+
+def _read_sym_progress(line: str, state: _State) -> bool:
+    """`Doing NAME[ ops] for Ts on SIZE size blocks: COUNT NAME's in SECSs` with string methods
+    (the _PROGRESS regex is the fallback for anything unusual). True when read."""
+    head, _, tail = line.partition(" size blocks: ")
+    name_tm, _, size = head.rpartition("s on ")
+    name, _, tm = name_tm.rpartition(" for ")
+    count, _, rest = tail.partition(" ")
+    _, _, secs = rest.rpartition(" in ")
+    if not (name.startswith("Doing ") and tm.isdigit() and size.isdigit() and count.isdigit()
+            and secs[-1:] == "s" and (rest.endswith("'s in " + secs) or rest.endswith(" ops in " + secs))):
+        return False
+    name = name[6:-4] if name.endswith(" ops") else name[6:]
+    value = _number(secs[:-1])
+    if value is not None and name:
+        key = ("sym", canonical_algorithm(name), int(size))
+        state.progress.setdefault(key, []).append((int(count), value))
+        return True
+    return False
 
 
 _PROGRESS_FAMILY = {"DSA": "dsa", "ECDSA": "ecdsa", "Ed25519": "eddsa", "Ed448": "eddsa", "SM2": "sm2",
