@@ -8,15 +8,14 @@ progress line well under the run's `-seconds`) or the cell was unsupported on a 
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from orchestrator import identity, stats, tables, validity
 from orchestrator.errors import UserError
 from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
 
-# A progress line "… in 2.10s" on a 3 s cell means the process got 70 % of the CPU it asked for: busy or throttled.
-BUSY_RATIO = 0.8
 # validity.py's flags that make a figure less comparable (few-samples is left out: diff shows n itself).
 CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, validity.CORES_OFFLINE,
                            validity.PIN_FAILED))
@@ -25,8 +24,8 @@ CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, vali
 CellKey = tuple[str, str | None, str | None, int, int | None]
 
 
-def cell_key(m: Measurement) -> CellKey:
-    return (m.algorithm, m.api, m.operation, m.threads, m.block_size)
+cell_key: Callable[[Measurement], CellKey] = operator.attrgetter(  # one C call per measurement
+    "algorithm", "api", "operation", "threads", "block_size")
 
 
 def cell_sort_key(key: CellKey) -> tuple:
@@ -54,9 +53,11 @@ def host_cells(result: HostResult, nominal: float | None = None, into: dict[Cell
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware)."""
     cells: dict[CellKey, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
-    busy_below = BUSY_RATIO * nominal if nominal else None
+    # A progress line "… in 2.10s" on a 3 s cell: the process got less CPU than it asked for (validity's rule).
+    busy_below = validity.THRESHOLDS.cpu_seconds_ratio * nominal if nominal else None
+    key_of = cell_key
     for m in result.measurements:  # the hot loop of a 50,000-cell diff: keep it plain
-        key = cell_key(m)
+        key = key_of(m)
         cell = cells.get(key)
         if cell is None:
             cell = cells[key] = Cell(unit="B/s" if m.operation is None else "ops/s")
@@ -143,13 +144,17 @@ def diff_sides(old: Side, new: Side) -> list[DiffRow]:
 
 
 def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> DiffRow:
+    # Called once per cell of a 50,000-cell diff: positional DiffRow, no work for empty flag sets.
     algorithm, api, operation, threads, block = key
     flags: list[str] = []
-    for side, cell in (("old", old), ("new", new)):
-        if cell is None:
-            flags.append(f"missing-{side}")
-            continue
-        flags.extend(f"{flag}-{side}" for flag in sorted(cell.flags))
+    if old is None:
+        flags.append("missing-old")
+    elif old.flags:
+        flags.extend(f"{flag}-old" for flag in sorted(old.flags))
+    if new is None:
+        flags.append("missing-new")
+    elif new.flags:
+        flags.extend(f"{flag}-new" for flag in sorted(new.flags))
     unit = (old or new).unit  # type: ignore[union-attr]
     old_summary = new_summary = None
     delta = p = significant = None
@@ -162,14 +167,14 @@ def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> D
     elif new and new.samples:
         new_summary = stats.summarize(new.samples)
     return DiffRow(
-        host=host, algorithm=algorithm, api=api, operation=operation, threads=threads, block_size=block, unit=unit,
-        old=old_summary.median if old_summary else None,
-        new=new_summary.median if new_summary else None,
-        old_spread_pct=old_summary.spread_pct if old_summary else None,
-        new_spread_pct=new_summary.spread_pct if new_summary else None,
-        old_n=old_summary.n if old_summary else 0,
-        new_n=new_summary.n if new_summary else 0,
-        delta_pct=delta, p_value=p, significant=significant, flags=flags,
+        host, algorithm, api, operation, threads, block, unit,
+        old_summary.median if old_summary else None,
+        new_summary.median if new_summary else None,
+        old_summary.spread_pct if old_summary else None,
+        new_summary.spread_pct if new_summary else None,
+        old_summary.n if old_summary else 0,
+        new_summary.n if new_summary else 0,
+        delta, p, significant, flags,
     )
 
 
@@ -254,14 +259,29 @@ def pooled_result(entry: FirmwareSeen) -> HostResult:
                       measurements=[m for _, r in entry.results for m in r.measurements])
 
 
-def line_rate_changes(old: dict[str, HostResult], new: dict[str, HostResult], links: Sequence[int]) -> list[str]:
-    """The line-rate verdicts that changed between old and new, one sentence each (what a user acts on)."""
+def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str]:
+    """The line-rate verdicts that changed between old and new, one sentence each (what a user acts on).
+
+    Judged on the medians of the diff's own rows (the figures the table shows) of the hosts with cells on both
+    sides, from the AEAD cells insights.line_rates reads: not a second pass over every measurement.
+    """
     from orchestrator import insights
 
+    old: dict[str, dict[CellKey, float]] = {}
+    new: dict[str, dict[CellKey, float]] = {}
+    for row in rows:
+        if row.algorithm in insights.AEADS:
+            key = (row.algorithm, row.api, row.operation, row.threads, row.block_size)
+            if row.old is not None:
+                old.setdefault(row.host, {})[key] = row.old
+            if row.new is not None:
+                new.setdefault(row.host, {})[key] = row.new
+    hosts = sorted({row.host for row in rows if "missing-old" not in row.flags}
+                   & {row.host for row in rows if "missing-new" not in row.flags})
     lines = []
-    for host in sorted(set(old) & set(new)):
-        before = insights.host_insights(old[host], links).line_rates
-        after = insights.host_insights(new[host], links).line_rates
+    for host in hosts:
+        before = insights.line_rates(old.get(host, {}), links)
+        after = insights.line_rates(new.get(host, {}), links)
         for a, b in zip(before, after):
             if (a.carried, a.cores_needed) != (b.carried, b.cores_needed):
                 lines.append(f"{host}: was: {a.verdict}; now: {b.verdict}")
@@ -349,4 +369,25 @@ def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
         headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
         values = [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()] for r in records]
         return tables.render(headers, values, "csv")
-    return tables.render(HEADERS, table_rows(rows), fmt)
+    if fmt in ("table", "markdown"):
+        return _plain_table(HEADERS, table_rows(rows), markdown=fmt == "markdown")
+    return tables.render(HEADERS, table_rows(rows), fmt)  # its error for an unknown format
+
+
+def _plain_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown: bool) -> str:
+    """tables.render's 'table' (tabulate "simple") and 'markdown' ("github") layout, character for character.
+
+    tabulate infers a type for every cell of every column; on a 50,000-row diff that is seconds, while every
+    cell here is already text (disable_numparse: all columns left-aligned). The test compares both outputs.
+    """
+    columns = [[str(cell) for cell in column] for column in zip(*rows)] if rows else [[] for _ in headers]
+    widths = [max(len(header) + 2, max(map(len, column), default=0)) for header, column in zip(headers, columns)]
+    if markdown:
+        def line(cells: Iterable[str]) -> str:
+            return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths)) + " |"
+        ruler = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    else:
+        def line(cells: Iterable[str]) -> str:
+            return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+        ruler = "  ".join("-" * width for width in widths)
+    return "\n".join([line(headers), ruler, *map(line, zip(*columns))])

@@ -60,7 +60,6 @@ def _diff(args: argparse.Namespace) -> int:
             raise UserError("--by firmware needs --host H (the host whose firmware versions to compare)")
         runs = load_store(args.results)
         old, new, rows = diff.diff_by_firmware(runs, args.host, args.from_label, args.to_label)
-        old_results, new_results = {args.host: diff.pooled_result(old)}, {args.host: diff.pooled_result(new)}
         if args.format in ("table", "markdown"):
             print(f"{args.host}: old = {old.label} ({', '.join(old.run_ids)})")
             print(f"{args.host}: new = {new.label} ({', '.join(new.run_ids)})\n")
@@ -71,15 +70,13 @@ def _diff(args: argparse.Namespace) -> int:
             raise UserError("diff needs two runs (RUN_A RUN_B), or --host H --by firmware")
         old_run, new_run = (store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs)
         rows = diff.diff_runs(old_run, new_run, args.host)
-        old_results, new_results = (
-            {h.host: h for h in run.hosts if args.host is None or h.host == args.host} for run in (old_run, new_run))
         if args.format in ("table", "markdown"):
             print(f"old = {old_run.run_id}, new = {new_run.run_id}\n")
     print(diff.render(rows, args.format))
     if args.format in ("table", "markdown"):
         for note in diff.notes(rows):
             print(f"note: {note}")
-        changes = diff.line_rate_changes(old_results, new_results, links)
+        changes = diff.line_rate_changes(rows, links)
         if changes:
             print("\nline rate changes (VPN/TLS crypto, see `sslbench report`):")
             print("\n".join(f"- {line}" for line in changes))

@@ -201,3 +201,38 @@ def test_notes_explain_missing_and_weak_verdicts():
         "1 of 2 cells have one sample on a side: no verdict (sslbench run --repeat 4 or more)",
         "1 cells have fewer than 4 samples on a side: need >= 4 to detect a change at alpha 0.05",
     ]
+
+
+def test_busy_from_progress_seconds_uses_validity_threshold():
+    """diff flags a short progress line by validity.py's rule, not a copy of its own."""
+    from orchestrator import validity
+
+    nominal = 3.0
+    for seconds in (2.0, 2.6, 2.69, 2.7, 2.75, 2.99, 3.0):
+        m = throughput([100.0], seconds=seconds)
+        (row,) = diff.diff_runs(make_run("a", [HostResult("h", measurements=m)], matrix={"seconds": nominal}),
+                                make_run("b", [HostResult("h", measurements=throughput([100.0]))]))
+        assert ("busy-old" in row.flags) == validity.short_cpu_time(m[0], nominal), seconds
+    assert validity.short_cpu_time(Measurement("x", seconds=2.6), nominal)  # 0.8 (the old copy) would not flag it
+
+
+def test_table_and_markdown_match_tabulate_layout():
+    from tabulate import tabulate
+
+    ms = (throughput([100e6, 101e6, 99e6, 100.5e6]) + throughput([5.0], api="legacy", threads=12)
+          + [Measurement("rsa2048", operation="sign", ops_per_second=3344.0, flags=["busy"])])
+    rows = diff.diff_runs(make_run("a", [HostResult("router-1", measurements=ms)]),
+                          make_run("b", [HostResult("router-1", measurements=ms[:3]), HostResult("x", measurements=ms)]))
+    for fmt, tablefmt in (("table", "simple"), ("markdown", "github")):
+        expected = tabulate(diff.table_rows(rows), headers=diff.HEADERS, tablefmt=tablefmt, disable_numparse=True)
+        assert diff.render(rows, fmt) == expected
+        assert diff.render([], fmt) == tabulate([], headers=diff.HEADERS, tablefmt=tablefmt, disable_numparse=True)
+
+
+def test_line_rate_changes_need_cells_on_both_sides():
+    old = make_run("a", [HostResult("r1", measurements=throughput([15e6] * 4))])
+    gone = make_run("b", [HostResult("r2", measurements=throughput([10e6] * 4))])
+    assert diff.line_rate_changes(diff.diff_runs(old, gone), [100]) == []
+    slower = make_run("b", [HostResult("r1", measurements=throughput([10e6] * 4))])
+    (line,) = diff.line_rate_changes(diff.diff_runs(old, slower), [100])
+    assert line.startswith("r1: was: carries 100 Mbit/s on 1 core")

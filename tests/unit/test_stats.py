@@ -110,3 +110,35 @@ def test_three_against_five_can_be_significant_with_a_warning():
     comparison = stats.compare([1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0, 8.0])
     assert comparison.p_value == pytest.approx(2 / 56)
     assert comparison.significant is True and "need >= 4" in comparison.warning
+
+
+def test_exact_p_values_are_scipys():
+    """Counted without scipy (up to EXACT_MAX_PERMUTATIONS splits); must equal scipy's exact / permutation p."""
+    import random
+
+    from scipy.stats import PermutationMethod, mannwhitneyu
+
+    rng = random.Random(7)
+    for _ in range(120):
+        n, m = rng.randint(2, 7), rng.randint(2, 7)
+        top = rng.choice((3, 12, 10**6))  # many ties, some, none
+        xs = [float(rng.randint(0, top)) for _ in range(n)]
+        ys = [float(rng.randint(0, top)) for _ in range(m)]
+        if len(set(xs + ys)) == 1:
+            continue
+        if len(set(xs + ys)) == n + m:
+            expected = mannwhitneyu(xs, ys, alternative="two-sided", method="exact").pvalue
+        else:
+            method = PermutationMethod(n_resamples=stats.EXACT_MAX_PERMUTATIONS)
+            expected = mannwhitneyu(xs, ys, alternative="two-sided", method=method).pvalue
+        assert stats.mann_whitney_p(xs, ys) == pytest.approx(min(1.0, expected), rel=1e-12), (xs, ys)
+
+
+def test_large_samples_still_go_to_scipy():
+    # 12 vs 12 is C(24,12) = 2.7 million splits: past EXACT_MAX_PERMUTATIONS, scipy's exact distribution (no ties).
+    from scipy.stats import mannwhitneyu
+
+    xs, ys = [float(v) for v in range(0, 24, 2)], [float(v) for v in range(1, 24, 2)]
+    assert math.comb(24, 12) > stats.EXACT_MAX_PERMUTATIONS
+    expected = mannwhitneyu(xs, ys, alternative="two-sided", method="exact").pvalue
+    assert stats.mann_whitney_p(xs, ys) == pytest.approx(expected, rel=1e-12)
