@@ -12,7 +12,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from orchestrator import identity, stats, tables, validity
+from orchestrator import identity, stats, store, tables, validity
 from orchestrator.errors import UserError
 from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
 
@@ -196,9 +196,14 @@ class FirmwareSeen:
 
 
 def firmware_history(runs: Iterable[Run], host: str) -> list[FirmwareSeen]:
-    """The firmware identities `host` was measured under, oldest first (by when each was last measured)."""
+    """The firmware identities `host` was measured under, oldest first (by when each was last measured).
+
+    Runs are ordered by `created`, then by the time in their ids (store.run_order): `created` has whole seconds.
+    """
     seen: dict[str, FirmwareSeen] = {}
-    for run in sorted(runs, key=lambda r: (r.created, r.run_id)):
+    ordered = sorted(runs, key=lambda r: (r.created, store.run_order(r.run_id)))
+    position = {id(run): i for i, run in enumerate(ordered)}
+    for run in ordered:
         for result in run.hosts:
             if result.host != host or not result.measurements:
                 continue
@@ -210,7 +215,7 @@ def firmware_history(runs: Iterable[Run], host: str) -> list[FirmwareSeen]:
             if run.run_id not in entry.run_ids:
                 entry.run_ids.append(run.run_id)
             entry.results.append((run, result))
-    return sorted(seen.values(), key=lambda e: (e.last, e.first))
+    return sorted(seen.values(), key=lambda e: position[id(e.results[-1][0])])  # by the last run of each
 
 
 def pick_firmware(history: Sequence[FirmwareSeen], wanted: str, host: str) -> FirmwareSeen:

@@ -32,9 +32,23 @@ def utc_now() -> str:
 
 
 def new_run_id() -> str:
-    """Sortable by time, unique even when two runs start in the same second."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    """Sortable by time to the microsecond (runs started in the same second keep their order), unique by the suffix.
+
+    20260101T120000.123456Z-1a2b; ids before schema 3 had whole seconds (20260101T120000Z-1a2b) and still sort.
+    """
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     return f"{stamp}-{secrets.token_hex(2)}"
+
+
+_RUN_ID_TIME = re.compile(r"(\d{8}T\d{6})(?:\.(\d{1,6}))?Z")
+
+
+def run_order(name: str) -> tuple[str, str, str]:
+    """Sort key of a run id: its time to the microsecond (whole-second ids at .000000), then the id itself."""
+    match = _RUN_ID_TIME.match(name)
+    if not match:
+        return (name, "", name)  # a hand-named run: by name, as before
+    return (match[1], (match[2] or "").ljust(6, "0"), name)
 
 
 def new_run_dir(results_dir: Path | str = DEFAULT_RESULTS, run_id: str | None = None) -> Path:
@@ -92,11 +106,11 @@ def load_run(path: Path | str) -> Run:
 
 
 def list_runs(results_dir: Path | str = DEFAULT_RESULTS) -> list[Path]:
-    """Run directories under results_dir, oldest first (run ids sort by time)."""
+    """Run directories under results_dir, oldest first (by the time in the run id, see run_order)."""
     root = Path(results_dir)
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if (p / RUN_FILE).is_file())
+    return sorted((p for p in root.iterdir() if (p / RUN_FILE).is_file()), key=lambda p: run_order(p.name))
 
 
 def resolve_run(ref: str, results_dir: Path | str = DEFAULT_RESULTS) -> Path:

@@ -236,3 +236,15 @@ def test_line_rate_changes_need_cells_on_both_sides():
     slower = make_run("b", [HostResult("r1", measurements=throughput([10e6] * 4))])
     (line,) = diff.line_rate_changes(diff.diff_runs(old, slower), [100])
     assert line.startswith("r1: was: carries 100 Mbit/s on 1 core")
+
+
+def test_history_orders_runs_of_the_same_second_by_the_time_in_their_ids():
+    # Both runs were created in the same second; their ids say which came first (an id of an older store, with
+    # whole seconds, counts as .000000; as plain strings "…000000Z-ffff" sorts after "…000000.900000Z-0000").
+    created = "2026-01-01T00:00:00+00:00"
+    first = make_run("20260101T000000Z-ffff", [firmware_host("22.03", [1.0])], created=created)
+    second = make_run("20260101T000000.900000Z-0000", [firmware_host("23.05", [2.0])], created=created)
+    for runs in ([first, second], [second, first]):
+        assert [e.label for e in diff.firmware_history(runs, "router")] == ["OpenWrt 22.03", "OpenWrt 23.05"]
+        old, new, _ = diff.diff_by_firmware(runs, "router")
+        assert (old.label, new.label) == ("OpenWrt 22.03", "OpenWrt 23.05")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -153,3 +154,20 @@ def test_measurement_to_dict_is_complete_and_rows_copy_lists():
     assert Measurement.from_dict(full) != m
     assert Measurement.from_dict(m.to_dict()) == m
     assert Measurement("sha256").to_row() == ["sha256"]
+
+
+def test_runs_made_in_the_same_second_list_in_creation_order(tmp_path):
+    made = [store.new_run_dir(tmp_path).name for _ in range(30)]  # well within one or two seconds
+    for name in made:
+        store.save_run(tmp_path / name, Run(run_id=name, created=store.utc_now()))
+    assert re.fullmatch(r"\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{4}", made[0])
+    assert [p.name for p in store.list_runs(tmp_path)] == made
+    assert store.resolve_run("latest", tmp_path).name == made[-1]
+
+
+def test_whole_second_ids_of_older_stores_sort_by_time_among_new_ones(tmp_path):
+    names = ["20260101T120000Z-ffff", "20260101T120000.000001Z-0000", "20260101T120000.5Z-aaaa",
+             "20260101T120001Z-0000", "20260101T120001.250000Z-0000", "baseline"]
+    for name in reversed(names):
+        store.save_run(store.new_run_dir(tmp_path, name), Run(run_id=name, created="2026-01-01T12:00:00+00:00"))
+    assert [p.name for p in store.list_runs(tmp_path)] == names
