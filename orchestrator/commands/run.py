@@ -35,7 +35,7 @@ FACTS_FILE = "facts.txt"
 # <name>.txt beside facts.txt: not *.log, which are the cells' raw outputs.
 CONDITION_LOGS = ("conditions-idle", "conditions-before", "conditions-after")
 DEFAULT_IDLE_WAIT = 60
-SNAPSHOT_SECONDS = 10  # the before/after snapshots (openssl engine/providers under qemu take a few s)
+SNAPSHOT_SECONDS = 3  # each of the before/after snapshots (openssl engine/providers: ~1 s under qemu)
 # The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
 _REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
                       r"no such|unsupported", re.IGNORECASE)

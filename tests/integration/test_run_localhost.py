@@ -16,7 +16,9 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl on this machine")]
 
 SSLBENCH = str(Path(sys.executable).parent / "sslbench")
-TINY = ["--algorithms", "aes-128-gcm,sha256,ed25519", "--sizes", "1024", "--threads", "1", "--seconds", "1"]
+# --idle-wait 2: the gate runs (one 2-s sample) without holding the suite up on a busy CI machine
+TINY = ["--algorithms", "aes-128-gcm,sha256,ed25519", "--sizes", "1024", "--threads", "1", "--seconds", "1",
+        "--idle-wait", "2"]
 
 
 def sslbench(*args, cwd=None, timeout=180):
@@ -57,6 +59,18 @@ def test_run_on_localhost_stores_parses_and_reports(tmp_path):
     assert all(m.openssl_version == host.openssl.version for m in host.measurements)
     logs = sorted(p.name for p in (run_dir / "localhost").glob("*.log"))
     assert len(logs) == 4 and all((run_dir / rel).is_file() for rel in host.logs)
+    # the evidence: idle gate and snapshots around the matrix, stored apart from the cell logs
+    assert sorted(p.name for p in (run_dir / "localhost").glob("conditions-*.txt")) == [
+        "conditions-after.txt", "conditions-before.txt", "conditions-idle.txt"]
+    conditions = host.conditions
+    assert conditions["idle"]["params"]["max"] == 2 and conditions["idle"]["samples"]
+    assert conditions["before"]["label"] == "before" and conditions["after"]["label"] == "after"
+    assert "cpu" in conditions["before"]["cpu_times"] and conditions["verdict"]["flags"] == host.flags
+    # every cell judged from its own evidence; the flags are on its figures
+    assert len(conditions["cells"]) == 4
+    for m in host.measurements:
+        [verdict] = [v for cell_id, v in conditions["cells"].items() if f"-{m.api or 'pk'}-{m.algorithm}-" in cell_id]
+        assert m.flags == verdict["flags"] and "background_cores" in verdict["facts"]
     assert "PLAY" in (run_dir / "ansible-stdout.txt").read_text()
     assert "aes-128-gcm" in result.stdout and "1024 B MB/s" in result.stdout  # the table is printed
     # no work dir left behind on the host
@@ -74,7 +88,7 @@ def test_run_on_localhost_stores_parses_and_reports(tmp_path):
 
 def test_cell_the_host_refuses_is_unsupported_and_the_run_goes_on(tmp_path):
     result = sslbench("run", "--algorithms", "nosuch-cipher,sha256", "--sizes", "64", "--threads", "1",
-                      "--api", "evp", "--seconds", "1", "--results", str(tmp_path))
+                      "--api", "evp", "--seconds", "1", "--idle-wait", "0", "--results", str(tmp_path))
     assert result.returncode == 0, result.stderr
     [host] = store.load_run(only_run(tmp_path)).hosts
     assert host.status == HOST_OK
@@ -92,7 +106,8 @@ def test_ini_inventory_with_group_vars_next_to_it(tmp_path):
     (tmp_path / "inv" / "group_vars").mkdir()
     (tmp_path / "inv" / "group_vars" / "boards.yml").write_text("ansible_connection: local\n")
     result = sslbench("run", "-i", str(tmp_path / "inv" / "hosts.ini"), "--algorithms", "sha256", "--sizes", "64",
-                      "--threads", "1", "--api", "evp", "--seconds", "1", "--results", str(tmp_path / "results"))
+                      "--threads", "1", "--api", "evp", "--seconds", "1", "--idle-wait", "0",
+                      "--results", str(tmp_path / "results"))
     assert result.returncode == 0, result.stderr
     [host] = store.load_run(only_run(tmp_path / "results")).hosts
     assert host.host == "this-box" and host.status == HOST_OK
@@ -104,6 +119,12 @@ def test_hosts_shows_facts_and_plan_without_benchmarking(tmp_path):
     [row] = json.loads(result.stdout)
     assert row["host"] == "localhost" and row["status"] == "ok" and row["cells"] == 1 and row["ETA"] == "12s"
     assert row["would install"] == "-"
+    # --budget: the plan is fitted (the idle gate counts) and what went is said
+    fitted = sslbench("hosts", "--algorithms", "aes-128-gcm,sha256", "--threads", "1", "--budget", "30s",
+                      "--idle-wait", "0", "--format", "json")
+    assert fitted.returncode == 0, fitted.stderr
+    [row] = json.loads(fitted.stdout)
+    assert row["cells"] >= 1 and "localhost: budget: to fit 30s; dropped: sizes" in fitted.stderr
 
 
 def test_inventory_values_with_shell_metacharacters(tmp_path):
@@ -114,7 +135,7 @@ def test_inventory_values_with_shell_metacharacters(tmp_path):
     inventory.write_text(json.dumps({"all": {"hosts": {name: {
         "ansible_connection": "local", "note": f"'; touch {canary}; echo '"}}}}))
     result = sslbench("run", "-i", str(inventory), "--algorithms", "sha256", "--sizes", "64", "--threads", "1",
-                      "--api", "evp", "--seconds", "1", "--results", str(tmp_path / "results"))
+                      "--api", "evp", "--seconds", "1", "--idle-wait", "0", "--results", str(tmp_path / "results"))
     assert result.returncode == 0, result.stderr
     assert not canary.exists()
     run_dir = only_run(tmp_path / "results")
@@ -127,7 +148,7 @@ def test_inventory_values_with_shell_metacharacters(tmp_path):
 def test_ctrl_c_stops_openssl_and_keeps_finished_cells(tmp_path):
     results = tmp_path / "results"
     proc = subprocess.Popen([SSLBENCH, "run", "--algorithms", "sha512,sha256,sha1,md5", "--threads", "1",
-                             "--api", "evp", "--seconds", "2", "--results", str(results)],
+                             "--api", "evp", "--seconds", "2", "--idle-wait", "0", "--results", str(results)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 90
     while time.time() < deadline and not list(results.glob("*/localhost/001-*.log")):

@@ -20,7 +20,8 @@ from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
 pytestmark = pytest.mark.rig
 
 SSLBENCH = str(Path(sys.executable).parent / "sslbench")
-TINY = ["--algorithms", "aes-128-gcm,sha256", "--sizes", "1024", "--threads", "1", "--api", "evp", "--seconds", "1"]
+TINY = ["--algorithms", "aes-128-gcm,sha256", "--sizes", "1024", "--threads", "1", "--api", "evp", "--seconds", "1",
+        "--idle-wait", "0"]
 
 
 def sslbench(*args, timeout=900):
@@ -41,7 +42,8 @@ def of_family(rig_hosts, family):
 
 
 def test_whole_fleet_end_to_end(rig_inventory, rig_hosts, testinfra_host, tmp_path):
-    result = sslbench("run", "-i", str(rig_inventory), *TINY, "--results", str(tmp_path))
+    # --idle-wait 2: the idle gate runs everywhere (one sample), without holding the suite up
+    result = sslbench("run", "-i", str(rig_inventory), *TINY[:-2], "--idle-wait", "2", "--results", str(tmp_path))
     run_dir, run = load_only_run(tmp_path)
     by_host = {h.host: h for h in run.hosts}
     assert result.returncode == 0, result.stderr[-3000:]
@@ -56,6 +58,19 @@ def test_whole_fleet_end_to_end(rig_inventory, rig_hosts, testinfra_host, tmp_pa
         assert all(m.block_size == 1024 and m.bytes_per_second > 0 for m in ok)
         assert len(list((run_dir / store.safe_name(name)).glob("*.log"))) == 2
         assert (run_dir / store.safe_name(name) / "facts.txt").is_file()
+        # conditions.sh ran there (BusyBox ash or a Debian userland): gate, snapshots, every cell's evidence
+        conditions = host.conditions
+        assert conditions["idle"]["params"]["max"] == 2 and conditions["idle"]["samples"], name
+        for label in ("before", "after"):
+            snap = conditions[label]
+            assert snap["label"] == label and "cpu" in snap["cpu_times"] and len(snap["loadavg"]) == 3, name
+            assert all(isinstance(note, str) and note for note in snap["notes"]), name
+        # the fleet's chroots lack cpufreq/thermal: skipped with a note, not an error
+        assert any(n.startswith("no /sys/") for n in conditions["before"]["notes"]), (name, conditions["before"])
+        assert len(conditions["cells"]) == 2 and all("background_cores" in v["facts"]
+                                                     for v in conditions["cells"].values()), name
+        assert sorted(p.name for p in (run_dir / store.safe_name(name)).glob("conditions-*.txt")) == [
+            "conditions-after.txt", "conditions-before.txt", "conditions-idle.txt"]
         # nothing left behind on the host
         assert not testinfra_host(name).file(f"/tmp/sslbench.{run.run_id}").exists
     # provisioning really happened where openssl was missing (checked on the hosts afterwards)
@@ -72,7 +87,7 @@ def test_host_whose_ssh_server_dies_mid_run(rig_inventory, rig_hosts, rig_contro
     results = tmp_path / "results"
     proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", f"{victim},{other}",
                              "--algorithms", "sha256,sha512,sha1,md5,aes-128-cbc,aes-256-cbc", "--sizes", "1024",
-                             "--threads", "1", "--api", "evp", "--seconds", "1", "--results", str(results)],
+                             "--threads", "1", "--api", "evp", "--seconds", "1", "--idle-wait", "0", "--results", str(results)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300
@@ -175,7 +190,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
     results = tmp_path / "results"
     proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", victim,
                              "--algorithms", "sha256,sha512,sha1,md5", "--threads", "1,all", "--api", "evp",
-                             "--seconds", "2", "--results", str(results)],
+                             "--seconds", "2", "--idle-wait", "0", "--results", str(results)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300
