@@ -19,6 +19,7 @@ Nothing raises; what could not be read is described in `ParsedLog.skipped`.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -241,11 +242,12 @@ def _lines(text: str):
 
 def _may_hold_several_lines(line: str) -> bool:
     """A cheap test (plain string methods) before the costly anchor split."""
-    if line[0] == "+":
-        suspect = line.count("+") > 1 or ": " in line or "Forked" in line or "Doing" in line
-    elif line.startswith("Got: "):
+    first = line[0]
+    if first == "+":
+        suspect = line.find("+", 1) != -1 or ": " in line or "Forked" in line or "Doing" in line
+    elif first == "G" and line.startswith("Got: "):
         suspect = line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
-    elif line.startswith("compiler:"):
+    elif first == "c" and line.startswith("compiler:"):
         suspect = (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
                    or "type " in line)
     else:  # (most lines hold no "+" and no "/s": one test each before the finer ones)
@@ -770,9 +772,9 @@ def _read_sym_progress(line: str, state: _State) -> bool:
     name_tm, _, size = head.rpartition("s on ")
     name, _, tm = name_tm.rpartition(" for ")
     count, _, rest = tail.partition(" ")
-    _, _, secs = rest.rpartition(" in ")
-    if not (name.startswith("Doing ") and tm.isdigit() and size.isdigit() and count.isdigit()
-            and secs[-1:] == "s" and (rest.endswith("'s in " + secs) or rest.endswith(" ops in " + secs))):
+    what, _, secs = rest.rpartition(" in ")
+    if not (secs[-1:] == "s" and count.isdigit() and size.isdigit() and tm.isdigit() and name[:6] == "Doing "
+            and (what[-2:] == "'s" or what[-4:] == " ops")):
         return False
     name = name[6:-4] if name.endswith(" ops") else name[6:]
     value = _number(secs[:-1])
@@ -1047,6 +1049,7 @@ def _attach_progress(m: Measurement, row: _Row, state: _State) -> None:
         m.count, m.seconds = runs.pop(0)
 
 
+@functools.lru_cache(maxsize=64)  # a handful of version strings, asked once per log
 def _version_tuple(version: str | None) -> tuple | None:
     if not version or version.startswith("LibreSSL"):
         return None
