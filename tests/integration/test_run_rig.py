@@ -28,6 +28,11 @@ def sslbench(*args, timeout=900):
     return subprocess.run([SSLBENCH, *args], capture_output=True, text=True, timeout=timeout)
 
 
+def work_dir(run_id: str) -> str:
+    """The run's work dir on a host: the playbook keeps [0-9A-Za-z-] of the run id."""
+    return f"/tmp/sslbench.{re.sub('[^0-9A-Za-z-]', '', run_id)}"
+
+
 def load_only_run(results: Path):
     runs = store.list_runs(results)
     assert len(runs) == 1
@@ -72,7 +77,7 @@ def test_whole_fleet_end_to_end(rig_inventory, rig_hosts, testinfra_host, tmp_pa
         assert sorted(p.name for p in (run_dir / store.safe_name(name)).glob("conditions-*.txt")) == [
             "conditions-after.txt", "conditions-before.txt", "conditions-idle.txt"]
         # nothing left behind on the host
-        assert not testinfra_host(name).file(f"/tmp/sslbench.{run.run_id}").exists
+        assert not testinfra_host(name).file(work_dir(run.run_id)).exists
     # provisioning really happened where openssl was missing (checked on the hosts afterwards)
     openwrt = testinfra_host(of_family(rig_hosts, "openwrt"))
     assert "openssl-util" in openwrt.check_output("opkg list-installed")
@@ -173,7 +178,7 @@ def run_processes_in(root: Path, run_id: str) -> list[str]:
         try:
             if Path(f"/proc/{proc.name}/root").resolve() != root.resolve():
                 continue
-            if f"/tmp/sslbench.{run_id}" not in os.readlink(f"/proc/{proc.name}/cwd"):
+            if work_dir(run_id) not in os.readlink(f"/proc/{proc.name}/cwd"):
                 continue
             found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
         except OSError:
@@ -210,7 +215,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
     _, run = load_only_run(results)
     [host] = run.hosts
     assert "interrupted" in host.reason and any(m.status == OK for m in host.measurements)
-    assert not testinfra_host(victim).file(f"/tmp/sslbench.{run.run_id}").exists
+    assert not testinfra_host(victim).file(work_dir(run.run_id)).exists
 
 
 def test_hosts_reads_every_host_without_benchmarking(rig_inventory, rig_hosts):
