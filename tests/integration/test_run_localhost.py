@@ -1,5 +1,6 @@
 """`sslbench run` end to end on this machine (ansible_connection: local) with a tiny matrix."""
 import json
+import os
 import re
 import shutil
 import signal
@@ -166,3 +167,36 @@ def test_ctrl_c_stops_openssl_and_keeps_finished_cells(tmp_path):
     time.sleep(0.5)
     assert openssl_speed_processes(f"-seconds 2 -evp ") == []  # no orphan openssl left running
     assert not Path(f"/tmp/sslbench.{re.sub('[^0-9A-Za-z-]', '', run.run_id)}").exists()  # the playbook's name
+
+
+@pytest.mark.skipif(os.cpu_count() < 2 or shutil.which("taskset") is None, reason="needs 2 CPUs and taskset")
+def test_big_little_host_runs_single_thread_cells_pinned_once_per_cluster(tmp_path):
+    """This machine dressed as big.LITTLE: a fake sysfs (SSLBENCH_SYSROOT, read by detect.sh and
+    conditions.sh) says CPU 1 is a 2.0 GHz cluster and CPU 0 a 1.4 GHz one.  The pinning itself is real
+    (taskset), and checked from where the process really ran."""
+    cpu = tmp_path / "root" / "sys/devices/system/cpu"
+    for n, khz in ((0, "1400000"), (1, "2000000")):
+        policy = cpu / "cpufreq" / f"policy{n}"
+        policy.mkdir(parents=True)
+        (policy / "related_cpus").write_text(f"{n}\n")
+        (policy / "cpuinfo_max_freq").write_text(khz + "\n")
+    (cpu / "online").write_text("0-1\n")
+    result = subprocess.run([SSLBENCH, "run", "--algorithms", "sha256", "--sizes", "1024", "--threads", "1,2",
+                             "--api", "evp", "--seconds", "1", "--idle-wait", "0", "--results", str(tmp_path / "r")],
+                            capture_output=True, text=True, timeout=180,
+                            env={**os.environ, "SSLBENCH_SYSROOT": str(tmp_path / "root")})
+    assert result.returncode == 0, result.stderr
+    assert "localhost: single-thread cells pinned to CPU 1 (cpu1), CPU 0 (cpu0)" in result.stderr
+    run = store.load_run(only_run(tmp_path / "r"))
+    [host] = run.hosts
+    cells = {c["id"]: c for c in run.matrix["hosts"]["localhost"]["cells"]}
+    assert sorted((c["threads"], c["pin"]) for c in cells.values()) == [(1, 0), (1, 1), (2, None)]
+    verdicts = host.conditions["cells"]
+    for cell_id, cell in cells.items():
+        facts = verdicts[cell_id]["facts"]
+        if cell["pin"] is None:
+            assert "pinning" not in facts  # -multi: all cores
+        else:
+            assert facts["pinning"]["held"] is True and facts["pinning"]["seen"] == [cell["pin"]], facts
+            assert facts["pinning"]["allowed"] == [cell["pin"]] and "pin-failed" not in verdicts[cell_id]["flags"]
+    assert len([m for m in host.measurements if m.status == OK and m.threads == 1]) == 2
