@@ -257,13 +257,6 @@ def diff_by_firmware(
     return old, new, diff_sides(_pool(old, host), _pool(new, host))
 
 
-def pooled_result(entry: FirmwareSeen) -> HostResult:
-    """All measurements of one firmware as one HostResult (facts from its latest run), for insights."""
-    latest = entry.results[-1][1]
-    return HostResult(latest.host, cpu=latest.cpu, os=latest.os, openssl=latest.openssl,
-                      measurements=[m for _, r in entry.results for m in r.measurements])
-
-
 def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str]:
     """The line-rate verdicts that changed between old and new, one sentence each (what a user acts on).
 
