@@ -514,7 +514,12 @@ def _number(token: str) -> float | None:
 def _read_mr(line: str, state: _State, child: int | None) -> None:
     parts = line.split(":")
     tag = parts[0]
-    if tag == "+H":
+    if tag == "+DT":  # the progress pair +DT/+R first: most -mr lines are those
+        if len(parts) >= 4 and parts[-1].isdigit():
+            state.pending_dt = (":".join(parts[1:-2]), int(parts[-1]))
+    elif tag == "+R" and len(parts) >= 4:
+        _read_mr_result(parts, state)
+    elif tag == "+H":
         sizes = tuple(int(p) for p in parts[1:] if p.strip().isdigit())
         if child is None:
             state.sizes = sizes
@@ -524,11 +529,6 @@ def _read_mr(line: str, state: _State, child: int | None) -> None:
         _read_mr_throughput(parts, line, state, child)
     elif tag.startswith("+F") and tag[2:].isdigit():
         _read_mr_pk(int(tag[2:]), parts, line, state, child)
-    elif tag == "+DT":
-        if len(parts) >= 4 and parts[-1].isdigit():
-            state.pending_dt = (":".join(parts[1:-2]), int(parts[-1]))
-    elif tag == "+R" and len(parts) >= 4:
-        _read_mr_result(parts, state)
     elif tag == "+DTP":
         state.pending_dtp = _dtp_key(parts[1:])
     elif tag.startswith("+R") and tag[2:].isdigit():
@@ -890,6 +890,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
     if api_for and not any(row.algorithm == api_for for row in rows):
         api_for = None  # the log names it differently: the argument covers every row
     measurements = []
+    progress = None if multi else state.progress  # counts are not attached to -multi records
     api_cache: dict[tuple[str, str], str | None] = {}  # one decision per label, not per block size
     for row in rows:
         m = Measurement(algorithm=row.algorithm, threads=threads, openssl_version=version)
@@ -913,8 +914,12 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
             m.status, m.reason = UNSUPPORTED, row.unsupported
         elif row.error:
             m.status, m.reason = ERROR, row.error
-        if not multi:
-            _attach_progress(m, row, state)
+        if progress:  # a progress line's count and CPU seconds, in run order
+            key = ("sym", row.algorithm, row.block_size) if row.operation is None else (
+                ("pk",) + row.pk_key if row.pk_key is not None else None)
+            runs = progress.get(key)
+            if runs:
+                m.count, m.seconds = runs.pop(0)
         measurements.append(m)
     skipped = list(state.skipped)
     if state.ignored:
@@ -1035,18 +1040,6 @@ def _guess_seconds(family: str, bits: int, sign: float | None, verify: float | N
         return sign > verify  # signing is the slow one: the larger figure is seconds
     values = [v for v in (sign, verify) if v]
     return bool(values) and max(values) < 1.0
-
-
-def _attach_progress(m: Measurement, row: _Row, state: _State) -> None:
-    if row.operation is None:
-        key = ("sym", row.algorithm, row.block_size)
-    elif row.pk_key is not None:
-        key = ("pk",) + row.pk_key
-    else:
-        return
-    runs = state.progress.get(key)
-    if runs:
-        m.count, m.seconds = runs.pop(0)
 
 
 @functools.lru_cache(maxsize=64)  # a handful of version strings, asked once per log
