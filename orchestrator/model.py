@@ -69,9 +69,14 @@ class Measurement:
     def to_row(self) -> list[Any]:
         """The run.json form (schema 3): every field in field order, trailing defaults cut."""
         spec = _fields(Measurement)
-        row = [value.copy() if type(value) is list else value for value in spec.values(self)]
-        while len(row) > 1 and row[-1] == spec.defaults[len(row) - 1]:
-            row.pop()
+        row = list(spec.values(self))
+        end, defaults = len(row), spec.defaults
+        while end > 1 and row[end - 1] == defaults[end - 1]:
+            end -= 1
+        del row[end:]
+        for i in spec.lists:  # flags: a copy, not the measurement's own list
+            if i < end:
+                row[i] = list(row[i])
         return row
 
     @classmethod
@@ -244,6 +249,7 @@ class _Fields:
     names: tuple[str, ...]
     known: frozenset[str]
     defaults: tuple[Any, ...]  # dataclasses.MISSING for required fields; default_factory() made once, to compare
+    lists: tuple[int, ...]  # positions of the list fields
     values: Callable[[Any], tuple[Any, ...]]  # every field of an instance in one C call
 
 
@@ -253,7 +259,8 @@ def _fields(cls: type) -> _Fields:
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
     defaults = tuple(f.default if f.default_factory is dataclasses.MISSING else f.default_factory() for f in fields)
-    return _Fields(names, frozenset(names), defaults, operator.attrgetter(*names))
+    lists = tuple(i for i, default in enumerate(defaults) if isinstance(default, list))
+    return _Fields(names, frozenset(names), defaults, lists, operator.attrgetter(*names))
 
 
 def _measurements(items: list[Any], fields: list[str] | None) -> list[Measurement]:
