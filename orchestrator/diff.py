@@ -300,10 +300,14 @@ HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta"
 
 def format_value(value: float | None, unit: str, spread: float | None = None) -> str:
     """'31.4 MB/s ± 2%' for throughput, '3344 ops/s ± 1%' for public-key rows."""
+    from orchestrator.insights import fmt_rate  # one formatter for tables, diff and report (insights imports diff)
+
+    return _format_value(fmt_rate, value, unit, spread)
+
+
+def _format_value(fmt_rate: Callable[[float, str], str], value: float | None, unit: str, spread: float | None) -> str:
     if value is None:
         return "-"
-    from orchestrator.insights import fmt_rate  # one formatter for tables, diff and report
-
     text = fmt_rate(value, unit)
     if spread is not None:
         text += f" ± {spread:.0f}%" if spread < 1000 else " ± >999%"
@@ -328,13 +332,15 @@ def _p_cell(row: DiffRow) -> str:
 
 
 def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
+    from orchestrator.insights import fmt_rate  # once, not per value: an import statement costs a microsecond
+
     out = []
     for row in rows:
         block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
         out.append([
             row.host, row.algorithm, row.api or "", row.threads, block,
-            format_value(row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
-            format_value(row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
+            _format_value(fmt_rate, row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
+            _format_value(fmt_rate, row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
             _delta_cell(row), _p_cell(row), " ".join(row.flags),
         ])
     return out
