@@ -226,3 +226,16 @@ def test_stop_during_a_wrapped_cell_leaves_nothing_running(tmp_path):
     time.sleep(1.2)
     assert [pid for pid in tree if alive(pid)] == []
     runner.wait(timeout=10)
+
+
+def test_the_idle_gate_runs_first_and_the_progress_says_so(tmp_path):
+    work, fake = workdir(tmp_path, [("001-t", "speed table -seconds 1")], conditions=True)
+    sh(work, "start", str(fake), "2")  # at most 2 s: one sample
+    out = sh(work, "poll").stdout
+    lines = progress_part(out).split()
+    assert progress_part(out).strip().splitlines()[0] == "start 0 1 idle-gate" and "001-t" in lines
+    assert exit_codes(progress_part(out)) == {"001-t": 0}
+    logs = dict(split_logs(out))
+    gate = parse_idle(logs["conditions-idle"])
+    assert gate["params"]["max"] == 2 and gate["params"]["cpu_limit"] == 0.5 and len(gate["samples"]) == 1
+    assert gate["idle"] in (True, False) and gate["reason"] in ("load", "quiet", "timeout")
