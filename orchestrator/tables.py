@@ -5,7 +5,6 @@ import csv
 import dataclasses
 import io
 import json
-import operator
 from collections import defaultdict
 from statistics import median
 from typing import Any, Iterable, Sequence
@@ -47,26 +46,36 @@ RECORD_FIELDS = (
 )
 
 
-# Every Measurement field, read in one C call. Not vars(m): on Python 3.11+ that materialises a __dict__ on
-# each instance, which stays alive and makes every later garbage collection walk 10^5 more objects.
-_MEASUREMENT_FIELDS = tuple(f.name for f in dataclasses.fields(Measurement))
-_measurement_values = operator.attrgetter(*_MEASUREMENT_FIELDS)
+def _record_builder():
+    """`build(m, run_id, host, firmware) -> dict`: every Measurement field, then the tags, as one dict display.
+
+    Generated from the dataclass fields (so a new field is a new record key) because a literal
+    `{"algorithm": m.algorithm, ...}` builds a record about 3x faster than dict(zip(names, values)), and
+    records() runs once per measurement (10^5 in a merged table). Not vars(m): on Python 3.11+ that
+    materialises a __dict__ on each instance, which stays alive and makes every later garbage collection
+    walk 10^5 more objects; not asdict: it deep-copies."""
+    names = [f.name for f in dataclasses.fields(Measurement)]
+    items = ", ".join(f"{name!r}: m.{name}" for name in names)
+    source = (f"def build(m, run_id, host, firmware):\n"
+              f"    return {{{items}, 'run_id': run_id, 'host': host, 'firmware': firmware}}\n")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<tables._record_builder>", "exec"), namespace)  # noqa: S102 - our own field names
+    return namespace["build"]
 
 
-_RECORD_KEYS = _MEASUREMENT_FIELDS + ("run_id", "host", "firmware")
+_build_record = _record_builder()
 
 
 def records(host_results: Iterable[HostResult], run_id: str | None = None) -> list[dict[str, Any]]:
     """One flat dict per measurement, with the host (and run) it belongs to."""
     flat = []
-    append = flat.append
-    keys, values = _RECORD_KEYS, _measurement_values
+    append, build = flat.append, _build_record
     for result in host_results:
-        tags = (run_id, result.host, result.firmware)
+        host, firmware = result.host, result.firmware
         host_flags = set(result.flags)
         host_version = result.openssl.version
         for m in result.measurements:
-            row = dict(zip(keys, values(m) + tags))  # one C call per record; not asdict: it deep-copies
+            row = build(m, run_id, host, firmware)
             row["flags"] = sorted(host_flags.union(m.flags)) if host_flags or m.flags else []
             if not row["openssl_version"]:
                 row["openssl_version"] = host_version
