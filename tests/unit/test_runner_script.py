@@ -239,3 +239,13 @@ def test_the_idle_gate_runs_first_and_the_progress_says_so(tmp_path):
     gate = parse_idle(logs["conditions-idle"])
     assert gate["params"]["max"] == 2 and gate["params"]["cpu_limit"] == 0.5 and len(gate["samples"]) == 1
     assert gate["idle"] in (True, False) and gate["reason"] in ("load", "quiet", "timeout")
+
+
+@pytest.mark.parametrize("name", ["sslbench-run.sh", "detect.sh"])
+def test_scripts_sent_in_one_command_fit_dropbear(name):
+    # the playbook sends each in one raw command, inside sh -c '...' (every ' becomes '"'"'); dropbear
+    # refuses commands over 9000 bytes (MAX_CMD_LEN), and the task adds a few lines around the script
+    text = (SCRIPT.parent / name).read_text()
+    assert len(text.encode()) + 4 * text.count("'") < 8000
+    for marker in ("{{", "{%", "{#"):  # Jinja would eat them
+        assert marker not in text, marker
