@@ -59,7 +59,7 @@ def make_run(run_id: str, created: str, change: float, rng: random.Random, repea
         model, arch, cores, crypto, family, version, openssl = BOARDS[h % len(BOARDS)]
         base = box.uniform(2e6, 2e9)  # bytes/s at 16 KiB blocks
         busy_host = rng.random() < 0.03  # validity flagged the whole host (applied to its ok measurements)
-        measurements, logs, cells = [], [], []
+        measurements, logs, cells, shifts = [], [], [], {}
         for algorithm, api, threads, operations in INVOCATIONS:
             cell_id = f"{algorithm}-{api or 'pk'}-t{threads}"
             unsupported = algorithm == "chacha20-poly1305" and openssl.startswith("1.0")
@@ -71,7 +71,8 @@ def make_run(run_id: str, created: str, change: float, rng: random.Random, repea
                               "pin": None, "cpu": None})
                 logs.append(f"{name}/{cell_id}-r{r}.log")
                 for key in operations or BLOCKS:
-                    shift = change if rng.random() < 0.3 else 1.0  # a third of the cells really change
+                    shift = shifts.setdefault((algorithm, api, threads, key),  # the same for every repeat
+                                              change if rng.random() < 0.3 else 1.0)  # a third of the cells change
                     m = Measurement(algorithm, threads=threads, api=api, openssl_version=openssl, repeat=r)
                     rate = base * shift * rng.gauss(1.0, 0.02) * (threads if threads > 1 else 1)
                     # openssl's progress line "... N x's in 2.99s" (threads 1 only; -multi children print none)
