@@ -56,6 +56,7 @@ class Measurement:
     reason: str | None = None  # why a cell is unsupported / failed
     repeat: int = 0  # index of the sample when a cell was run --repeat N times
     flags: list[str] = field(default_factory=list)  # validity flags: busy, throttled, hot, ...
+    cpu: str | None = None  # core/cluster label of a pinned single-thread cell ("Cortex-A76", "cpu4-7"); else None
 
     @property
     def value(self) -> float | None:
