@@ -369,7 +369,7 @@ def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterab
 
 def sample_key(m: Measurement) -> tuple[Any, ...]:
     """What makes repeats of the same cell the same cell."""
-    return (m.algorithm, m.block_size, m.operation, m.threads, m.api, m.openssl_version)
+    return (m.algorithm, m.block_size, m.operation, m.threads, m.api, m.openssl_version, m.cpu)
 
 
 def few_samples(measurements: Iterable[Measurement], th: Thresholds = THRESHOLDS) -> set[tuple[Any, ...]]:

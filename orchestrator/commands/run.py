@@ -184,6 +184,7 @@ def cell_measurements(cell: Cell, text: str, openssl_version: str | None, rc: in
         if cell.sizes and m.block_size is not None and m.block_size not in cell.sizes:
             continue  # `--sizes` without -bytes (1.0.x): keep only the sizes asked for
         m.repeat = cell.repeat
+        m.cpu = cell.cpu  # the cluster a pinned cell ran on: its own row in tables and diffs
         m.openssl_version = m.openssl_version or openssl_version
         found.append(m)
     if found and not rc:
@@ -198,7 +199,8 @@ def cell_measurements(cell: Cell, text: str, openssl_version: str | None, rc: in
         return found
     sizes = cell.sizes or (None,)
     return [Measurement(algorithm=cell.algorithm, block_size=size, threads=cell.threads, api=cell.api,
-                        openssl_version=openssl_version, status=status, reason=reason, repeat=cell.repeat)
+                        openssl_version=openssl_version, status=status, reason=reason, repeat=cell.repeat,
+                        cpu=cell.cpu)
             for size in sizes]
 
 

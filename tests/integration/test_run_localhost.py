@@ -199,4 +199,5 @@ def test_big_little_host_runs_single_thread_cells_pinned_once_per_cluster(tmp_pa
         else:
             assert facts["pinning"]["held"] is True and facts["pinning"]["seen"] == [cell["pin"]], facts
             assert facts["pinning"]["allowed"] == [cell["pin"]] and "pin-failed" not in verdicts[cell_id]["flags"]
-    assert len([m for m in host.measurements if m.status == OK and m.threads == 1]) == 2
+    pinned = sorted((m.threads, m.cpu or "") for m in host.measurements if m.status == OK)
+    assert pinned == [(1, "cpu0"), (1, "cpu1"), (2, "")]  # each cluster its own figure; -multi unlabelled

@@ -203,6 +203,13 @@ def test_few_samples_and_flag_merging():
     assert ms[4].flags == [BUSY, FEW_SAMPLES, "custom"]
 
 
+def test_each_cluster_of_a_big_little_host_needs_its_own_repeats():
+    # 2 repeats on the big core and 2 on the little one are not 4 samples of one cell
+    ms = [Measurement("aes-128-gcm", 1024, 1.0, repeat=r, cpu=cpu) for r in range(2) for cpu in ("Cortex-A72", "Cortex-A53")]
+    mark_few_samples(ms)
+    assert all(m.flags == [FEW_SAMPLES] for m in ms)
+
+
 def test_thresholds_live_in_one_place():
     assert THRESHOLDS.hot_celsius == 80.0
     assert THRESHOLDS.min_repeats == 4
