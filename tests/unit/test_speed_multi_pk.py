@@ -110,3 +110,25 @@ def test_single_mr_without_version_block():
     rsa = next(m for m in parsed.measurements if (m.algorithm, m.operation) == ("rsa2048", "sign"))
     assert (rsa.count, rsa.seconds, rsa.threads) == (1003, 0.85, 1)
     assert parsed.openssl.version is None
+
+
+def test_1_1_0_mr_multi_seconds_per_op_combined_harmonically():
+    """Constructed from the 1.1.0 apps/speed.c formats (no such binary here): children print
+    `+F2:%u:%u:%f:%f` in seconds/op, the parent 1/(1/a + 1/b); `+F5` is `seconds:ops/s`."""
+    text = "\n".join([
+        "Forked child 0", "Forked child 1",
+        "Got: +F2:2:2048:0.001000:0.000030 from 0",
+        "Got: +F4:3:256:0.000100:0.000300 from 0",
+        "Got: +F2:2:2048:0.001000:0.000030 from 1",
+        "Got: +F4:3:256:0.000100:0.000300 from 1",
+        "+F2:2:2048:0.000500:0.000015",
+        "+F4:3:256:0.000050:0.000150",
+    ])
+    got = ops(text)
+    assert got[("rsa2048", "sign")] == pytest.approx(2000.0)
+    assert got[("rsa2048", "verify")] == pytest.approx(1 / 0.000015)
+    assert got[("ecdsap256", "sign")] == pytest.approx(20000.0)
+    # the ECDH line's order alone says seconds/op too (1.1.0 prints `seconds:ops/s`)
+    got = ops("+F4:3:256:0.000100:0.000300\n+F5:3:256:0.000100:10000.000000\n")
+    assert got[("ecdsap256", "sign")] == pytest.approx(10000.0)
+    assert got[("ecdhp256", "op")] == 10000.0
