@@ -8,7 +8,7 @@ What is read (see tests/data/speed/README.md for a real or constructed sample of
 - public-key tables: rsa/dsa (2 or 4 operations), ecdsa, ecdh, eddsa, sm2, ffdh, KEM and
   signature tables (3.5);
 - sbc-bench's per-cluster rows `aes-256-cbc … (Cortex-A53)` (and its summary's quoted copies): the
-  core is kept in the record's algorithm, `aes-256-cbc@Cortex-A53`, so clusters stay apart;
+  core goes to `Measurement.cpu`, as for a cell sslbench itself pinned to one cluster;
 - progress lines (`Doing …: N X's in Ts`, `… ops in Ts`, `+DT`/`+R`, `+DTP`/`+Rn`), whose
   count and CPU seconds are attached to the matching record;
 - the version block (`OpenSSL 1.0.2u …`, `version: 3.0.19`, `built on:`, `options:`,
@@ -378,9 +378,9 @@ def _read_header(line: str, state: _State) -> None:
 
 
 def _read_labelled_row(line: str, state: _State) -> bool:
-    """A throughput row with the core it ran on appended (sbc-bench). The core goes into the
-    record's algorithm as `aes-256-cbc@Cortex-A53`: the tables, diff and reports key on the
-    algorithm, and one board's clusters must never be merged into one median."""
+    """A throughput row with the core it ran on appended (sbc-bench). The core goes to
+    Measurement.cpu (the cluster label of a pinned single-thread cell): one board's clusters are
+    separate figures, never one median."""
     # sbc-bench: `aes-256-cbc  146626.41k … 1008697.34k (Cortex-A53)`; its summary quotes the rows
     # again as ``* `aes-256-cbc … (Cortex-A53)` ``. (String methods, not a regex: most lines ending in
     # `)` are something else, and a report has hundreds.)
@@ -909,7 +909,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
             m.ops_per_second = row.value
             m.api = api
         if row.core:
-            m.algorithm = f"{row.algorithm}@{row.core}"  # see _read_labelled_row
+            m.cpu = row.core  # see _read_labelled_row
         if row.unsupported:
             m.status, m.reason = UNSUPPORTED, row.unsupported
         elif row.error:

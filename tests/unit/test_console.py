@@ -226,13 +226,13 @@ SAMPLES = {
         ("aes-256-gcm", "evp", 2, 16, None): 46152430.0, ("aes-256-gcm", "evp", 2, 16384, None): 4550770690.0}),
     "speed/openssl-3.0.19-x86_64-sha256-rsa2048.txt": (8, {
         ("sha256", None, 1, 16, None): 88021140.0, ("rsa2048", None, 1, None, "verify"): 49422.9}),
-    # sbc-bench: one row per CPU cluster, the core kept in the algorithm (`aes-256-cbc@Cortex-A53`, see
-    # parse/speed.py _read_labelled_row); the summary's quoted copies of the rows add nothing.
+    # sbc-bench: one row per CPU cluster, the core in Measurement.cpu (see parse/speed.py
+    # _read_labelled_row); the summary's quoted copies of the rows add nothing.
     "console/sbc-bench-armsom-sige5-full-report.txt": (12, {
-        ("aes-256-cbc@Cortex-A53", "legacy", 1, 16, None): 146626410.0,
-        ("aes-256-cbc@Cortex-A53", "legacy", 1, 16384, None): 1008697340.0,
-        ("aes-256-cbc@Cortex-A72", "legacy", 1, 16, None): 360550090.0,
-        ("aes-256-cbc@Cortex-A72", "legacy", 1, 16384, None): 1329293990.0}),
+        ("aes-256-cbc", "legacy", 1, 16, None, "Cortex-A53"): 146626410.0,
+        ("aes-256-cbc", "legacy", 1, 16384, None, "Cortex-A53"): 1008697340.0,
+        ("aes-256-cbc", "legacy", 1, 16, None, "Cortex-A72"): 360550090.0,
+        ("aes-256-cbc", "legacy", 1, 16384, None, "Cortex-A72"): 1329293990.0}),
     "console/sbc-bench-radxa-zero-openssl-1.1.1w-aes-cbc.txt": (36, {
         ("aes-128-cbc", "evp", 1, 16, None): 116163840.0, ("aes-256-cbc", "evp", 1, 16384, None): 838762500.0}),
     # 30 throughput rows x 6 sizes + 7 RSA x 2 + 3 DSA x 2 + 22 ECDSA x 2 + 24 ECDH + 2 EdDSA x 2
@@ -252,7 +252,8 @@ def test_every_sample_reads_fully(name):
     assert len(log.measurements) == count
     got: dict[tuple, list] = {}  # a key can have several records (sbc-bench runs each row twice)
     for m in log.measurements:
-        got.setdefault((m.algorithm, m.api, m.threads, m.block_size, m.operation), []).append(m.value)
+        key = (m.algorithm, m.api, m.threads, m.block_size, m.operation)
+        got.setdefault(key + ((m.cpu,) if m.cpu else ()), []).append(m.value)
     assert {key: value for key, value in expected.items() if value in got.get(key, [])} == expected
     assert not [note for note in log.skipped if "values for" in note or "internal error" in note]
 
@@ -269,12 +270,15 @@ def test_sbc_bench_cluster_rows_alone_and_quoted_summary_alone():
     report = read("console/sbc-bench-armsom-sige5-full-report.txt")
     lines = report.splitlines()
     table = "\n".join(lines[lines.index("Executing benchmark on each cluster individually"):][:6])
-    full = cells(parse_console(report))
-    assert len(full) == 12
-    assert cells(parse_console(table)) == full
+    def by_core(log):
+        return {(m.cpu, m.algorithm, m.block_size): (m.value, m.api) for m in log.measurements}
+
+    full = by_core(parse_console(report))
+    assert len(full) == 12 and {key[0] for key in full} == {"Cortex-A53", "Cortex-A72"}
+    assert by_core(parse_console(table)) == full
     summary = report[report.index("### Performance baseline"):report.index("### Storage devices")]
-    quoted = cells(parse_console(summary))  # no header, no version: api unknown, the same figures
-    assert {(k[0], k[3]): v for k, v in quoted.items()} == {(k[0], k[3]): v for k, v in full.items()}
+    quoted = by_core(parse_console(summary))  # no header, no version: api unknown, the same figures
+    assert {k: v[0] for k, v in quoted.items()} == {k: v[0] for k, v in full.items()}
 
 
 def test_markdown_heading_is_not_a_root_prompt():
