@@ -94,7 +94,9 @@ run_cells() {
         # shellcheck disable=SC2086
         set -- "$openssl_bin" $args
         set +f
+        # a hex mask rather than -c: BusyBox builds without TASKSET_FANCY take only the mask
         case $pin in
+            [0-9] | [0-5][0-9] | 6[0-2]) set -- taskset "$(printf '%x' $((1 << pin)))" "$@" ;;
             [0-9]*) set -- taskset -c "$pin" "$@" ;;
         esac
         if [ -n "$cond" ]; then

@@ -198,6 +198,7 @@ def test_big_little_host_runs_single_thread_cells_pinned_once_per_cluster(tmp_pa
             assert "pinning" not in facts  # -multi: all cores
         else:
             assert facts["pinning"]["held"] is True and facts["pinning"]["seen"] == [cell["pin"]], facts
-            assert facts["pinning"]["allowed"] == [cell["pin"]] and "pin-failed" not in verdicts[cell_id]["flags"]
+            # the mask is read at the sampler's second tick: a 1-s cell may end before it
+            assert facts["pinning"]["allowed"] in ([], [cell["pin"]]) and "pin-failed" not in verdicts[cell_id]["flags"]
     pinned = sorted((m.threads, m.cpu or "") for m in host.measurements if m.status == OK)
     assert pinned == [(1, "cpu0"), (1, "cpu1"), (2, "")]  # each cluster its own figure; -multi unlabelled

@@ -149,7 +149,8 @@ TASKSET = shutil.which("taskset")
 
 @pytest.mark.skipif(TASKSET is None, reason="taskset (util-linux) is needed to pin")
 def test_with_conditions_every_cell_is_wrapped_pinned_ones_through_taskset(tmp_path):
-    work, fake = workdir(tmp_path, [("001-t", "speed table -seconds 1"), ("002-t", "0", "speed table -seconds 1")],
+    pin = 1 if (os.cpu_count() or 1) > 1 else 0  # CPU 1 is mask 0x2: a list "1" would mean CPU 1 too, a mask CPU 0
+    work, fake = workdir(tmp_path, [("001-t", "speed table -seconds 1"), ("002-t", str(pin), "speed table -seconds 1")],
                          conditions=True)
     started = sh(work, "start", str(fake), "0", env={"PATH": f"{Path(TASKSET).parent}:/usr/bin:/bin"})
     assert started.returncode == 0, started.stderr
@@ -163,9 +164,9 @@ def test_with_conditions_every_cell_is_wrapped_pinned_ones_through_taskset(tmp_p
         assert output.splitlines()[:2] == ["arg:speed", "arg:table"] and "+F:6:sha256:16000.00" in output
         run = parse_cell(evidence)["run"]
         assert run["exit"] == 0 and run["samples"], run
-        assert run["command"].startswith(f"taskset -c 0 {fake}" if pinned else str(fake))
+        assert run["command"].startswith(f"taskset {1 << pin:x} {fake}" if pinned else str(fake))
         if pinned:
-            assert run["allowed_cpus"] == [0] and {s["cpu"] for s in run["samples"][1:]} == {0}
+            assert run["allowed_cpus"] == [pin] and {s["cpu"] for s in run["samples"][1:]} == {pin}
     assert not list(work.glob("cell-*.txt")) and not list(work.glob("run-*.log"))  # nothing left half-done
 
 
