@@ -268,7 +268,10 @@ def _measurements(items: list[Any], fields: list[str] | None) -> list[Measuremen
     """A host's measurements from run.json: rows under their field names (schema 3), or one object each."""
     if fields is None:
         return list(map(Measurement.from_dict, items))
-    if tuple(fields) == _fields(Measurement).names:  # written by this version: positional, the fast path
+    names = _fields(Measurement).names
+    # Written by this version, or by an older one whose fields are a prefix of ours (new fields go last):
+    # positional, the fast path; the missing trailing fields take their defaults.
+    if tuple(fields) == names[:len(fields)]:
         return list(itertools.starmap(Measurement, items))
     return [Measurement.from_dict(dict(zip(fields, row))) for row in items]  # another version's fields
 

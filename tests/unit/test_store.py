@@ -171,3 +171,18 @@ def test_whole_second_ids_of_older_stores_sort_by_time_among_new_ones(tmp_path):
     for name in reversed(names):
         store.save_run(store.new_run_dir(tmp_path, name), Run(run_id=name, created="2026-01-01T12:00:00+00:00"))
     assert [p.name for p in store.list_runs(tmp_path)] == names
+
+
+def test_rows_of_an_older_version_missing_the_newest_fields_load_with_their_defaults(tmp_path):
+    """Fields are only ever added last, so an older header is a prefix of ours: rows load positionally."""
+    path = store.save_run(tmp_path, sample_run())
+    data = json.loads(path.read_text(encoding="utf-8"))
+    names = [f.name for f in dataclasses.fields(Measurement)]
+    older = names[:-1]  # e.g. a store written before Measurement.cpu existed
+    expected = sample_run().hosts[0].measurements
+    data["hosts"][0]["measurement_fields"] = older
+    data["hosts"][0]["measurements"] = [[m.to_dict()[name] for name in older] for m in expected]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    loaded = store.load_run(tmp_path).hosts[0].measurements
+    assert loaded == [dataclasses.replace(m, **{names[-1]: dataclasses.fields(Measurement)[-1].default})
+                      for m in expected]
