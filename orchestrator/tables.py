@@ -155,7 +155,7 @@ def display_rows(rows: Sequence[Sequence[Any]], fmt: str) -> list[list[Any]]:
     return [[fmt_number(v) if isinstance(v, float) else ("" if v is None else v) for v in r] for r in rows]
 
 
-_RowKey = tuple  # (host, algorithm, api, threads)
+_RowKey = tuple  # (host, algorithm, api, threads, cpu): cpu is the cluster of a pinned big.LITTLE cell
 
 
 def _cells(rows: list[dict[str, Any]], column_field: str, value_field: str) -> tuple[dict, dict]:
@@ -165,7 +165,7 @@ def _cells(rows: list[dict[str, Any]], column_field: str, value_field: str) -> t
     flags: dict[_RowKey, set[str]] = defaultdict(set)
     for r in rows:  # 10^5 records: each key read once, through one bound get
         get = r.get
-        row_key = (get("host") or "", r["algorithm"], get("api") or "", get("threads") or 1)
+        row_key = (get("host") or "", r["algorithm"], get("api") or "", get("threads") or 1, get("cpu") or "")
         key = (row_key, r[column_field])
         row_flags = get("flags")
         if row_flags:
@@ -191,7 +191,7 @@ def _key_columns(cells: dict, by: str) -> list[tuple[str, int]]:
         raise UserError(f"unknown grouping '{by}'; choose 'host' or 'algorithm'")
     named = any(key[0] for (key, _) in cells)
     host = [("host", 0)] if named else []
-    algo = [("algorithm", 1), ("api", 2), ("threads", 3)]
+    algo = [("algorithm", 1), ("api", 2), ("threads", 3)] + ([("cpu", 4)] if any(key[4] for (key, _) in cells) else [])
     return algo + host if by == "host" else host + algo
 
 
