@@ -26,11 +26,13 @@ CellKey = tuple[str, str | None, str | None, int, int | None]
 
 cell_key: Callable[[Measurement], CellKey] = operator.attrgetter(  # one C call per measurement
     "algorithm", "api", "operation", "threads", "block_size")
+# The diff's own cells add Measurement.cpu: on big.LITTLE hosts each cluster's pinned cell is a cell of its own.
+diff_cell_key = operator.attrgetter("algorithm", "api", "operation", "threads", "block_size", "cpu")
 
 
 def cell_sort_key(key: CellKey) -> tuple:
-    algorithm, api, operation, threads, block = key
-    return (algorithm, api or "", operation or "", threads, -1 if block is None else block)
+    algorithm, api, operation, threads, block, *cpu = key
+    return (algorithm, api or "", operation or "", threads, -1 if block is None else block, *(c or "" for c in cpu))
 
 
 @dataclass
@@ -49,13 +51,14 @@ def nominal_seconds(run: Run) -> float | None:
     return None
 
 
-def host_cells(result: HostResult, nominal: float | None = None, into: dict[CellKey, Cell] | None = None) -> dict[CellKey, Cell]:
+def host_cells(result: HostResult, nominal: float | None = None, into: dict[CellKey, Cell] | None = None,
+               key_of: Callable[[Measurement], tuple] = cell_key) -> dict[CellKey, Cell]:
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware)."""
     cells: dict[CellKey, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
     # A progress line "… in 2.10s" on a 3 s cell: the process got less CPU than it asked for (validity's rule).
     busy_below = validity.THRESHOLDS.cpu_seconds_ratio * nominal if nominal else None
-    key_of, isfinite = cell_key, math.isfinite  # locals: the hot loop of a 50,000-cell diff, keep it plain
+    isfinite = math.isfinite  # locals: the hot loop of a 50,000-cell diff, keep it plain
     for m in result.measurements:
         key = key_of(m)
         cell = cells.get(key)
@@ -97,6 +100,7 @@ class DiffRow:
     p_value: float | None
     significant: bool | None
     flags: list[str]
+    cpu: str | None = None  # the cluster of a pinned big.LITTLE cell
 
     def to_record(self) -> dict[str, Any]:
         """The JSON shape of `sslbench diff --format json`."""
@@ -107,6 +111,7 @@ class DiffRow:
             "operation": self.operation,
             "block_size": self.block_size,
             "threads": self.threads,
+            "cpu": self.cpu,
             "unit": self.unit,
             "old": self.old,
             "new": self.new,
@@ -130,7 +135,7 @@ Side = dict[str, dict[CellKey, Cell]]  # host -> cells
 
 def side_of_run(run: Run, host: str | None = None) -> Side:
     nominal = nominal_seconds(run)
-    return {h.host: host_cells(h, nominal) for h in run.hosts if host is None or h.host == host}
+    return {h.host: host_cells(h, nominal, key_of=diff_cell_key) for h in run.hosts if host is None or h.host == host}
 
 
 def diff_sides(old: Side, new: Side) -> list[DiffRow]:
@@ -145,7 +150,7 @@ def diff_sides(old: Side, new: Side) -> list[DiffRow]:
 
 def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> DiffRow:
     # Called once per cell of a 50,000-cell diff: positional DiffRow, no work for empty flag sets.
-    algorithm, api, operation, threads, block = key
+    algorithm, api, operation, threads, block, *cpu = key
     flags: list[str] = []
     if old is None:
         flags.append("missing-old")
@@ -174,7 +179,7 @@ def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> D
         new_summary.spread_pct if new_summary else None,
         old_summary.n if old_summary else 0,
         new_summary.n if new_summary else 0,
-        delta, p, significant, flags,
+        delta, p, significant, flags, cpu[0] if cpu else None,
     )
 
 
@@ -270,10 +275,13 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
     for row in rows:
         if row.algorithm in insights.AEADS:
             key = (row.algorithm, row.api, row.operation, row.threads, row.block_size)
+            # big.LITTLE: one row per cluster; a line rate counts the best core
             if row.old is not None:
-                old.setdefault(row.host, {})[key] = row.old
+                side = old.setdefault(row.host, {})
+                side[key] = max(row.old, side.get(key, row.old))
             if row.new is not None:
-                new.setdefault(row.host, {})[key] = row.new
+                side = new.setdefault(row.host, {})
+                side[key] = max(row.new, side.get(key, row.new))
     hosts = sorted({row.host for row in rows if "missing-old" not in row.flags}
                    & {row.host for row in rows if "missing-new" not in row.flags})
     lines = []
@@ -289,7 +297,7 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
 def _pool(entry: FirmwareSeen, host: str) -> Side:
     cells: dict[CellKey, Cell] = {}
     for run, result in entry.results:
-        host_cells(result, nominal_seconds(run), into=cells)
+        host_cells(result, nominal_seconds(run), into=cells, key_of=diff_cell_key)
     return {host: cells}
 
 
@@ -338,7 +346,7 @@ def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
     for row in rows:
         block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
         out.append([
-            row.host, row.algorithm, row.api or "", row.threads, block,
+            row.host, row.algorithm, row.api or "", row.threads if row.cpu is None else f"{row.threads} {row.cpu}", block,
             _format_value(fmt_rate, row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
             _format_value(fmt_rate, row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
             _delta_cell(row), _p_cell(row), " ".join(row.flags),
