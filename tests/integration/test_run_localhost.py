@@ -202,3 +202,11 @@ def test_big_little_host_runs_single_thread_cells_pinned_once_per_cluster(tmp_pa
             assert facts["pinning"]["allowed"] in ([], [cell["pin"]]) and "pin-failed" not in verdicts[cell_id]["flags"]
     pinned = sorted((m.threads, m.cpu or "") for m in host.measurements if m.status == OK)
     assert pinned == [(1, "cpu0"), (1, "cpu1"), (2, "")]  # each cluster its own figure; -multi unlabelled
+    # each cluster its own row in the table and in a diff
+    header, *rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("algorithm", "sha256"))]
+    assert header[:4] == ["algorithm", "api", "threads", "cpu"]
+    assert sorted(row[2:4] for row in rows) == [["1", "cpu0"], ["1", "cpu1"], ["2", "localhost"]]
+    run_dir = only_run(tmp_path / "r")
+    diff = sslbench("diff", str(run_dir), str(run_dir), "--format", "json")
+    assert diff.returncode == 0, diff.stderr
+    assert sorted((r["threads"], r["cpu"] or "") for r in json.loads(diff.stdout)) == [(1, "cpu0"), (1, "cpu1"), (2, "")]
