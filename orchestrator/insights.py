@@ -5,7 +5,12 @@
   at 1024–16384-byte blocks on one core and on all cores (crypto only: packet handling costs come on top);
 - whether the CPU has crypto instructions (CpuFacts.crypto) and whether the EVP path uses them (EVP ≫ legacy on
   aes-*-cbc up to OpenSSL 1.1.1; OpenSSL 3.x's CPUINFO capability bits; see evp_check);
-- RSA / ECDSA handshakes per second for TLS relays.
+- RSA / ECDSA handshakes per second for TLS relays;
+- the clock the host ran at (measured from cpufreq time_in_state where it has one) and throughput per core per MHz,
+  so boards at different clocks compare fairly.
+
+On big.LITTLE hosts single-thread cells are measured once per cluster (Measurement.cpu); "one core" is the best
+cluster's figure, what one flow of a VPN gets when the scheduler puts it on a big core.
 
 Values are medians over repeats; units as in orchestrator.units (MB/s = 10^6 bytes/s, Mbit/s = 10^6 bits/s).
 """
@@ -16,8 +21,9 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from orchestrator.diff import CellKey, host_cells
+from orchestrator.diff import CellKey, diff_cell_key, host_cells
 from orchestrator.model import HostResult
+from orchestrator.validity import measured_mhz
 from orchestrator.units import fmt_number, mbits, mbytes
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
@@ -36,8 +42,23 @@ def fmt_rate(value: float, unit: str = "B/s") -> str:
 
 
 def medians(result: HostResult) -> dict[CellKey, float]:
-    """Median value of every cell with at least one ok sample."""
-    return {key: statistics.median(cell.samples) for key, cell in host_cells(result).items() if cell.samples}
+    """Median value of every cell with at least one ok sample; of a cell pinned per cluster, the best cluster's."""
+    out: dict[CellKey, float] = {}
+    for (*key, _cpu), cell in host_cells(result, key_of=diff_cell_key).items():
+        if cell.samples:
+            value, key = statistics.median(cell.samples), tuple(key)
+            if value > out.get(key, float("-inf")):
+                out[key] = value
+    return out
+
+
+def clock_mhz(result: HostResult) -> tuple[float | None, str]:
+    """(MHz, where it came from): the clock measured during the cells, else the top cpufreq clock, else none."""
+    mhz = measured_mhz(result.conditions or {})
+    if mhz is None:
+        return None, "no cpufreq on the host"
+    measured = any((v.get("facts") or {}).get("clock_khz") for v in (result.conditions or {}).get("cells", {}).values())
+    return mhz, "measured" if measured else "cpufreq maximum"
 
 
 @dataclass
@@ -76,6 +97,12 @@ class HostInsights:
     evp_verdict: str = ""
     handshakes: dict[str, float] = field(default_factory=dict)  # name -> per second
     handshake_notes: list[str] = field(default_factory=list)
+    mhz: float | None = None  # the clock per-MHz figures divide by
+    mhz_source: str = ""
+
+    def per_mhz(self, bytes_per_second: float | None) -> float | None:
+        """bytes/s per MHz of clock (None when the clock is unknown)."""
+        return bytes_per_second / self.mhz if bytes_per_second is not None and self.mhz else None
 
 
 def throughput(values: dict[CellKey, float], algorithms: Sequence[str] | None = None) -> list[Throughput]:
@@ -227,6 +254,7 @@ def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS) -> H
     values = medians(result)
     ratio, verdict = evp_check(values, result)
     shakes, notes = handshakes(values)
+    mhz, mhz_source = clock_mhz(result)
     return HostInsights(
         host=result.host,
         throughput=throughput(values),
@@ -236,6 +264,8 @@ def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS) -> H
         evp_verdict=verdict,
         handshakes=shakes,
         handshake_notes=notes,
+        mhz=mhz,
+        mhz_source=mhz_source,
     )
 
 

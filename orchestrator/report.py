@@ -146,12 +146,21 @@ def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
                 fmt_throughput(t.one_core) if t.one_core is not None else "-",
                 f"{fmt_throughput(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
                 fmt_throughput(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
+                f"{ins.mhz:,.0f} MHz ({ins.mhz_source})" if ins.mhz else "unknown",
+                _per_mhz(ins.per_mhz(t.one_core)),
             ])
     if rows:
-        blocks.append(Table(["host", "algorithm", "api", "block", "1 core", "all cores", "per core (all / N)"], rows))
+        blocks.append(Table(["host", "algorithm", "api", "block", "1 core", "all cores", "per core (all / N)",
+                             "clock", "1 core per MHz"], rows))
+        blocks.append(Note("Per MHz: one core's throughput divided by the clock it ran at, so boards at different "
+                           "clocks compare fairly (same core type: same figure)."))
     else:
         blocks.append(Note("No throughput measurements."))
     return blocks
+
+
+def _per_mhz(bytes_per_second_per_mhz: float | None) -> str:
+    return f"{bytes_per_second_per_mhz / 1e3:,.1f} kB/s" if bytes_per_second_per_mhz is not None else "-"
 
 
 def _comparison(series: list[Series]) -> list[Block]:

@@ -193,3 +193,39 @@ def test_cli_report_html_and_markdown_pages(tmp_path, capsys):
     assert (tmp_path / "out" / "report-blocks-router.png").exists()
     assert cli.main(["report", "--results", results, "--format", "html"]) == 2
     assert "-o FILE" in capsys.readouterr().err
+
+
+# ---- big.LITTLE and per-MHz ---------------------------------------------------------------------------------
+
+def test_one_core_is_the_best_cluster_of_a_pinned_big_little_host():
+    r = host("sige5", 20.0, cores=8)
+    # the same cell pinned to each cluster: the A72 cluster twice as fast as the A53 one
+    r.measurements = [m for m in r.measurements if not (m.algorithm == "aes-256-gcm" and m.threads == 1)]
+    r.measurements += [Measurement("aes-256-gcm", 16384, 40e6, api="evp", cpu="Cortex-A72"),
+                       Measurement("aes-256-gcm", 16384, 20e6, api="evp", cpu="Cortex-A53")]
+    gcm = next(t for t in insights.host_insights(r).throughput
+               if t.algorithm == "aes-256-gcm" and t.block_size == 16384)
+    assert gcm.one_core == pytest.approx(40e6)  # not the blend (30e6) of the two clusters
+
+
+def test_per_mhz_uses_the_clock_measured_during_the_cells():
+    r = host("pi4", 20.0, cores=4)
+    assert insights.host_insights(r).mhz is None  # no cpufreq evidence: no per-MHz figure
+    r.conditions = {"cells": {"c1": {"facts": {"clock_khz": {"policy0": 1500000}}},
+                              "c2": {"facts": {"clock_khz": {"policy0": 1300000}}}}}
+    ins = insights.host_insights(r)
+    assert (ins.mhz, ins.mhz_source) == (1400.0, "measured")
+    assert ins.per_mhz(20e6) == pytest.approx(20e6 / 1400)
+    r.conditions = {"verdict": {"facts": {"clocks": {"policy0": {"top_khz": 1800000}}}}}
+    assert (insights.host_insights(r).mhz, insights.host_insights(r).mhz_source) == (1800.0, "cpufreq maximum")
+
+
+def test_report_per_core_table_has_clock_and_per_mhz_columns(tmp_path):
+    r = host("pi4", 20.0, cores=4)
+    r.conditions = {"cells": {"c1": {"facts": {"clock_khz": {"policy0": 2000000}}}}}
+    text = report.render_markdown([run("r1", [r, host("old-pc", 50.0)])], tmp_path / "r.md").read_text()
+    assert "| clock" in text and "1 core per MHz" in text
+    assert "2,000 MHz (measured)" in text
+    # aes-256-gcm at 16384 B: 20 MB/s on one core at 2000 MHz = 10.0 kB/s per MHz
+    assert "10.0 kB/s" in text
+    assert "unknown" in text  # old-pc has no clock evidence
