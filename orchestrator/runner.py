@@ -95,25 +95,46 @@ def resolve_inventory(path: str | None) -> Path:
 
 
 class Interrupt:
-    """Ctrl-C turns into a flag that ansible-runner's cancel callback reads (so the playbook stops cleanly
-    and the cleanup playbook can still run), instead of a KeyboardInterrupt in the middle of an event."""
+    """Ctrl-C, a `kill` (SIGTERM) or a closed terminal (SIGHUP) turn into a flag that ansible-runner's cancel
+    callback reads, so the playbook stops cleanly and the cleanup playbook still stops openssl on the hosts,
+    instead of an exception in the middle of an event. Without this, SIGTERM/SIGHUP would kill sslbench and
+    leave ansible-playbook (in its own session) and the hosts' benchmarks running."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self) -> None:
         self.requested = False
-        self._previous: Any = None
+        self.signal_name = ""
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> Interrupt:
-        self._previous = signal.signal(signal.SIGINT, self._handle)
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention: 128 + the signal's number (130 for Ctrl-C)."""
+        return 128 + (signal.Signals[self.signal_name] if self.signal_name else signal.SIGINT)
+
+    @property
+    def reason(self) -> str:
+        return "interrupted (Ctrl-C)" if self.signal_name in ("", "SIGINT") else f"interrupted ({self.signal_name})"
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:  # a second Ctrl-C: the user really wants out now
             raise KeyboardInterrupt
         self.requested = True
-        print("\nsslbench: stopping the benchmark on every host (Ctrl-C again to abort at once) ...", file=sys.stderr)
+        self.signal_name = signal.Signals(signum).name
+        try:
+            print(f"\nsslbench: {self.signal_name}: stopping the benchmark on every host "
+                  "(Ctrl-C again to abort at once) ...", file=sys.stderr)
+        except OSError:  # SIGHUP: the terminal may be gone
+            pass
 
 
 class Driver:

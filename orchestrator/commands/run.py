@@ -504,14 +504,14 @@ def run_command(args: argparse.Namespace) -> int:
             if status == "canceled" or interrupt.requested:
                 driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run.run_id},
                             on_event=collector.on_event, cancellable=False)
-        unfinished = "interrupted (Ctrl-C)" if interrupt.requested else None
+        unfinished = interrupt.reason if interrupt.requested else None
         for state in collector.hosts.values():
             collector.finish(state, unfinished)
         collector.save()
     print(render_run(run, args.format))
     print_host_summary(run, run_dir)
     if interrupt.requested:
-        return 130
+        return interrupt.exit_code
     return 0 if all(h.status == HOST_OK for h in run.hosts) else 1
 
 

@@ -147,7 +147,8 @@ def test_inventory_values_with_shell_metacharacters(tmp_path):
     assert len(host_dirs) == 1 and host_dirs[0].name == store.safe_name(name) and "/" not in host_dirs[0].name
 
 
-def test_ctrl_c_stops_openssl_and_keeps_finished_cells(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_ctrl_c_or_kill_stops_openssl_and_keeps_finished_cells(tmp_path, signum):
     results = tmp_path / "results"
     proc = subprocess.Popen([SSLBENCH, "run", "--algorithms", "sha512,sha256,sha1,md5", "--threads", "1",
                              "--api", "evp", "--seconds", "2", "--idle-wait", "0", "--results", str(results)],
@@ -156,9 +157,9 @@ def test_ctrl_c_stops_openssl_and_keeps_finished_cells(tmp_path):
     while time.time() < deadline and not list(results.glob("*/localhost/001-*.log")):
         time.sleep(0.3)
     assert list(results.glob("*/localhost/001-*.log")), "the first cell never came back"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=90)
-    assert proc.returncode == 130, err
+    assert proc.returncode == 128 + signum, err
     run = store.load_run(only_run(results))
     [host] = run.hosts
     assert host.status == HOST_FAILED and "interrupted" in host.reason

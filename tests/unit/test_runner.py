@@ -228,3 +228,19 @@ def test_retry_events_drive_the_plain_progress_lines(tmp_path):
     assert lines[0].startswith("r1: cell 1/2 001-evp-chacha20-poly1305-t1-r0, ETA ")
     assert lines[1] == "r1: cell 2/2 002-evp-chacha20-poly1305-t2-r0, ETA 18s"
     assert len(lines) == 2
+
+
+def test_interrupt_turns_sigint_sigterm_and_sighup_into_a_clean_stop():
+    import os
+    import signal
+
+    from orchestrator.runner import Interrupt
+
+    for signum, code, reason in ((signal.SIGINT, 130, "interrupted (Ctrl-C)"),
+                                 (signal.SIGTERM, 143, "interrupted (SIGTERM)"),
+                                 (signal.SIGHUP, 129, "interrupted (SIGHUP)")):
+        before = signal.getsignal(signum)
+        with Interrupt() as interrupt:
+            os.kill(os.getpid(), signum)  # handled: the test process is not killed
+            assert interrupt.requested and interrupt.exit_code == code and interrupt.reason == reason
+        assert signal.getsignal(signum) == before  # handlers restored
