@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from orchestrator.errors import UserError
+from orchestrator.matrix import format_eta as _human
 
 # Least asked-about first: these go first when algorithms must be dropped.  Names not listed
 # (chosen by the user with --algorithms) go after these, last-named first.
@@ -174,14 +175,3 @@ def _step_threads(request: Any, _plan: Any) -> tuple[Any, str] | None:
 
 _STEPS = (_step_key_sizes, _step_legacy, _step_seconds, _step_repeats, _step_single_size, _step_algorithm,
           _step_threads)
-
-
-def _human(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{sec:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
