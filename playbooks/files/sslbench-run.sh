@@ -78,7 +78,8 @@ run_cells() {
         SSLBENCH_OPENSSL=$openssl_bin
         export SSLBENCH_OPENSSL
         # idle: 1-min load under 0.3 (or 30 s quiet), sampled every 2 s; quiet = other work under half a
-        # core (validity.THRESHOLDS.background_cores: the controller's own polls cost ~0.25 on localhost)
+        # core (stricter than validity.THRESHOLDS.background_cores; the controller's own polls cost
+        # ~0.2-0.4 cores on localhost)
         # the progress view shows it as what the host is doing now
         [ "$idle_max" -gt 0 ] 2>/dev/null && echo "start 0 $total idle-gate" >> progress
         conditions_log conditions-idle idle-wait "$idle_max" 0.3 30 2 0.5
