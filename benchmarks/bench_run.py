@@ -3,7 +3,10 @@
 Interleaves, for the same cells on this machine: `openssl speed` run directly (before and after),
 and `sslbench run` (Ansible, ansible_connection: local).  Prints
   - per cell, the ratio sslbench / direct (target: within +-5 %), and the median ratio;
-  - the run's wall time / the sum of the cells' benchmark seconds (target: <= 1.10 x + 5 s).
+  - the run's wall time / the sum of the cells' benchmark seconds (target: <= 1.10 x + 5 s). The run uses the
+    default idle gate (issue 6): the time it waited for this machine to calm down after the direct runs is
+    a deliberate wait, not orchestration, so it is printed and taken out of the ratio; the condition
+    snapshots and the per-cell wrapper stay in.
 Measured, not asserted: this machine is shared and noisy, so read the numbers.
 """
 from __future__ import annotations
@@ -55,7 +58,8 @@ def through_sslbench(results: Path) -> tuple[dict[tuple, float], float]:
     run = store.load_run(store.list_runs(results)[-1])
     figures = {(m.algorithm, m.block_size): m.bytes_per_second
                for m in run.hosts[0].measurements if m.status == OK}
-    return figures, wall
+    idle_waited = float((run.hosts[0].conditions.get("idle") or {}).get("waited") or 0)
+    return figures, wall, idle_waited
 
 
 def main() -> None:
@@ -66,9 +70,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(ROUNDS):
             before = direct(cells)
-            ours, wall = through_sslbench(Path(tmp) / f"r{round_}")
+            ours, wall, idle_waited = through_sslbench(Path(tmp) / f"r{round_}")
             after = direct(cells)
-            walls.append(wall)
+            walls.append((wall, idle_waited))
             for key, value in ours.items():
                 reference = statistics.mean(v for v in (before.get(key), after.get(key)) if v)
                 ratios.setdefault(key, []).append(value / reference)
@@ -81,10 +85,12 @@ def main() -> None:
     worst = max(all_ratios, key=lambda v: abs(v - 1))
     print(f"figures: median ratio {median:.3f} ({(median - 1) * 100:+.1f} %), worst {worst:.3f} "
           f"(target: within +-5 %)")
-    for wall in walls:
+    for wall, idle_waited in walls:
         limit = cell_seconds * 1.10 + 5
-        print(f"wall time: {wall:.1f} s for {cell_seconds:.0f} s of cells: ratio {wall / cell_seconds:.3f}, "
-              f"overhead {wall - cell_seconds:.1f} s (target: <= {limit:.1f} s, i.e. 10 % + 5 s)")
+        work = wall - idle_waited
+        print(f"wall time: {wall:.1f} s, of which the idle gate waited {idle_waited:.0f} s; the rest {work:.1f} s "
+              f"for {cell_seconds:.0f} s of cells: ratio {work / cell_seconds:.3f}, overhead "
+              f"{work - cell_seconds:.1f} s (target: <= {limit:.1f} s, i.e. 10 % + 5 s)")
 
 
 if __name__ == "__main__":
