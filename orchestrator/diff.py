@@ -20,19 +20,18 @@ from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
 CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, validity.CORES_OFFLINE,
                            validity.PIN_FAILED))
 
-# (algorithm, api, operation, threads, block_size)
+# (algorithm, api, operation, threads, block_size): a cell, as insights reads it (best cluster, see best_core)
 CellKey = tuple[str, str | None, str | None, int, int | None]
+# CellKey + Measurement.cpu: on big.LITTLE hosts each cluster's pinned cell is a cell of its own.
+ClusterCellKey = tuple[str, str | None, str | None, int, int | None, str | None]
+
+cell_key: Callable[[Measurement], ClusterCellKey] = operator.attrgetter(  # one C call per measurement
+    "algorithm", "api", "operation", "threads", "block_size", "cpu")
 
 
-cell_key: Callable[[Measurement], CellKey] = operator.attrgetter(  # one C call per measurement
-    "algorithm", "api", "operation", "threads", "block_size")
-# The diff's own cells add Measurement.cpu: on big.LITTLE hosts each cluster's pinned cell is a cell of its own.
-diff_cell_key = operator.attrgetter("algorithm", "api", "operation", "threads", "block_size", "cpu")
-
-
-def cell_sort_key(key: CellKey) -> tuple:
-    algorithm, api, operation, threads, block, *cpu = key
-    return (algorithm, api or "", operation or "", threads, -1 if block is None else block, *(c or "" for c in cpu))
+def cell_sort_key(key: ClusterCellKey) -> tuple:
+    algorithm, api, operation, threads, block, cpu = key
+    return (algorithm, api or "", operation or "", threads, -1 if block is None else block, cpu or "")
 
 
 @dataclass
@@ -51,16 +50,16 @@ def nominal_seconds(run: Run) -> float | None:
     return None
 
 
-def host_cells(result: HostResult, nominal: float | None = None, into: dict[CellKey, Cell] | None = None,
-               key_of: Callable[[Measurement], tuple] = cell_key) -> dict[CellKey, Cell]:
+def host_cells(result: HostResult, nominal: float | None = None,
+               into: dict[ClusterCellKey, Cell] | None = None) -> dict[ClusterCellKey, Cell]:
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware)."""
-    cells: dict[CellKey, Cell] = {} if into is None else into
+    cells: dict[ClusterCellKey, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
     # A progress line "… in 2.10s" on a 3 s cell: the process got less CPU than it asked for (validity's rule).
     busy_below = validity.THRESHOLDS.cpu_seconds_ratio * nominal if nominal else None
     isfinite = math.isfinite  # locals: the hot loop of a 50,000-cell diff, keep it plain
     for m in result.measurements:
-        key = key_of(m)
+        key = cell_key(m)
         cell = cells.get(key)
         if cell is None:
             cell = cells[key] = Cell(unit="B/s" if m.operation is None else "ops/s")
@@ -130,12 +129,12 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-Side = dict[str, dict[CellKey, Cell]]  # host -> cells
+Side = dict[str, dict[ClusterCellKey, Cell]]  # host -> cells
 
 
 def side_of_run(run: Run, host: str | None = None) -> Side:
     nominal = nominal_seconds(run)
-    return {h.host: host_cells(h, nominal, key_of=diff_cell_key) for h in run.hosts if host is None or h.host == host}
+    return {h.host: host_cells(h, nominal) for h in run.hosts if host is None or h.host == host}
 
 
 def diff_sides(old: Side, new: Side) -> list[DiffRow]:
@@ -148,9 +147,9 @@ def diff_sides(old: Side, new: Side) -> list[DiffRow]:
     return rows
 
 
-def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> DiffRow:
+def _diff_cell(host: str, key: ClusterCellKey, old: Cell | None, new: Cell | None) -> DiffRow:
     # Called once per cell of a 50,000-cell diff: positional DiffRow, no work for empty flag sets.
-    algorithm, api, operation, threads, block, *cpu = key
+    algorithm, api, operation, threads, block, cpu = key
     flags: list[str] = []
     if old is None:
         flags.append("missing-old")
@@ -179,7 +178,7 @@ def _diff_cell(host: str, key: CellKey, old: Cell | None, new: Cell | None) -> D
         new_summary.spread_pct if new_summary else None,
         old_summary.n if old_summary else 0,
         new_summary.n if new_summary else 0,
-        delta, p, significant, flags, cpu[0] if cpu else None,
+        delta, p, significant, flags, cpu,
     )
 
 
@@ -270,24 +269,22 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
     """
     from orchestrator import insights
 
-    old: dict[str, dict[CellKey, float]] = {}
-    new: dict[str, dict[CellKey, float]] = {}
+    old: dict[str, list[tuple[tuple, float]]] = {}
+    new: dict[str, list[tuple[tuple, float]]] = {}
     for row in rows:
         if row.algorithm in insights.AEADS:
-            key = (row.algorithm, row.api, row.operation, row.threads, row.block_size)
-            # big.LITTLE: one row per cluster; a line rate counts the best core
+            key = (row.algorithm, row.api, row.operation, row.threads, row.block_size, row.cpu)
             if row.old is not None:
-                side = old.setdefault(row.host, {})
-                side[key] = max(row.old, side.get(key, row.old))
+                old.setdefault(row.host, []).append((key, row.old))
             if row.new is not None:
-                side = new.setdefault(row.host, {})
-                side[key] = max(row.new, side.get(key, row.new))
+                new.setdefault(row.host, []).append((key, row.new))
     hosts = sorted({row.host for row in rows if "missing-old" not in row.flags}
                    & {row.host for row in rows if "missing-new" not in row.flags})
     lines = []
     for host in hosts:
-        before = insights.line_rates(old.get(host, {}), links)
-        after = insights.line_rates(new.get(host, {}), links)
+        # big.LITTLE: one row per cluster; a line rate counts the best core
+        before = insights.line_rates(insights.best_core(old.get(host, ())), links)
+        after = insights.line_rates(insights.best_core(new.get(host, ())), links)
         for a, b in zip(before, after):
             if (a.carried, a.cores_needed) != (b.carried, b.cores_needed):
                 lines.append(f"{host}: was: {a.verdict}; now: {b.verdict}")
@@ -295,9 +292,9 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
 
 
 def _pool(entry: FirmwareSeen, host: str) -> Side:
-    cells: dict[CellKey, Cell] = {}
+    cells: dict[ClusterCellKey, Cell] = {}
     for run, result in entry.results:
-        host_cells(result, nominal_seconds(run), into=cells, key_of=diff_cell_key)
+        host_cells(result, nominal_seconds(run), into=cells)
     return {host: cells}
 
 

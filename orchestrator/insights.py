@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from orchestrator.diff import CellKey, diff_cell_key, host_cells
+from orchestrator.diff import CellKey, host_cells
 from orchestrator.model import HostResult
 from orchestrator.validity import measured_mhz
 from orchestrator.units import fmt_number, mbits, mbytes
@@ -43,12 +43,18 @@ def fmt_rate(value: float, unit: str = "B/s") -> str:
 
 def medians(result: HostResult) -> dict[CellKey, float]:
     """Median value of every cell with at least one ok sample; of a cell pinned per cluster, the best cluster's."""
+    return best_core((key, statistics.median(cell.samples))
+                     for key, cell in host_cells(result).items() if cell.samples)
+
+
+def best_core(values: Iterable[tuple[tuple, float]]) -> dict[CellKey, float]:
+    """Values keyed by cell + cluster (diff.ClusterCellKey: Measurement.cpu last) -> one value per cell, the best
+    cluster's: on big.LITTLE hosts what one flow gets on a big core. Unpinned cells pass through."""
     out: dict[CellKey, float] = {}
-    for (*key, _cpu), cell in host_cells(result, key_of=diff_cell_key).items():
-        if cell.samples:
-            value, key = statistics.median(cell.samples), tuple(key)
-            if value > out.get(key, float("-inf")):
-                out[key] = value
+    for (*cell, _cpu), value in values:
+        key = tuple(cell)
+        if value > out.get(key, float("-inf")):
+            out[key] = value
     return out
 
 

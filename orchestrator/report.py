@@ -60,7 +60,7 @@ class Series:
     label: str
     run: Run
     result: HostResult
-    cells: dict = field(default_factory=dict)  # CellKey -> diff.Cell
+    cells: dict = field(default_factory=dict)  # diff.ClusterCellKey -> diff.Cell
     values: dict = field(default_factory=dict)  # CellKey -> median
 
 
@@ -72,8 +72,9 @@ def series_of(runs: Sequence[Run]) -> list[Series]:
     out = []
     for run, r in results:
         label = r.host if counts[r.host] == 1 else f"{r.host} @ {run.run_id}"
+        # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
         cells = diff.host_cells(r, diff.nominal_seconds(run))
-        values = {k: stats.summarize(c.samples).median for k, c in cells.items() if c.samples}
+        values = insights.best_core((k, stats.summarize(c.samples).median) for k, c in cells.items() if c.samples)
         out.append(Series(label, run, r, cells, values))
     return out
 
@@ -175,9 +176,9 @@ def _comparison(series: list[Series]) -> list[Block]:
     return [heading, Table(["algorithm", "api", "threads", "block / op"] + [s.label for s in series], rows)]
 
 
-def _key_cells(key: diff.CellKey) -> list:
-    algorithm, api, operation, threads, block = key
-    return [algorithm, api or "", threads, operation or block]
+def _key_cells(key: tuple) -> list:
+    algorithm, api, operation, threads, block, cpu = key
+    return [algorithm, api or "", threads if cpu is None else f"{threads} {cpu}", operation or block]
 
 
 def _cell_text(cell: diff.Cell) -> str:

@@ -66,7 +66,7 @@ def merge(host: str, logs: list[ParsedLog], firmware: str | None) -> HostResult:
     measurements: list[Measurement] = []
     for log in logs:
         for m in log.measurements:
-            key = cell_key(m)
+            key = cell_key(m)  # sbc-bench's per-cluster rows are cells of their own
             m.repeat = seen.get(key, 0)
             seen[key] = m.repeat + 1
             measurements.append(m)

@@ -86,3 +86,15 @@ def test_unreadable_inputs_exit_2(tmp_path, capsys):
     binary.write_bytes(b"\x7fELF\0\0\0")
     assert cli.main(["import", str(binary), "--host", "box", "--results", results]) == 2
     assert "not a text log" in capsys.readouterr().err
+
+
+def test_per_cluster_rows_of_one_log_are_cells_of_their_own_not_repeats():
+    from orchestrator.commands.import_logs import merge
+    from orchestrator.model import Measurement, ParsedLog
+
+    log = ParsedLog(measurements=[Measurement("aes-256-cbc", 16, 1e8, cpu="Cortex-A72"),
+                                  Measurement("aes-256-cbc", 16, 5e7, cpu="Cortex-A53")])
+    again = ParsedLog(measurements=[Measurement("aes-256-cbc", 16, 1.1e8, cpu="Cortex-A72")])
+    result = merge("sige5", [log, again], None)
+    assert [(m.cpu, m.repeat) for m in result.measurements] == [
+        ("Cortex-A72", 0), ("Cortex-A53", 0), ("Cortex-A72", 1)]

@@ -229,3 +229,12 @@ def test_report_per_core_table_has_clock_and_per_mhz_columns(tmp_path):
     # aes-256-gcm at 16384 B: 20 MB/s on one core at 2000 MHz = 10.0 kB/s per MHz
     assert "10.0 kB/s" in text
     assert "unknown" in text  # old-pc has no clock evidence
+
+
+def test_report_tables_keep_each_cluster_of_a_pinned_host_apart(tmp_path):
+    r = host("sige5", 20.0, cores=8)
+    r.measurements += [Measurement("sha256", 16384, 900e6, api="evp", cpu="Cortex-A72"),
+                       Measurement("sha256", 16384, 400e6, api="evp", cpu="Cortex-A53")]
+    text = report.render_markdown([run("r1", [r])], tmp_path / "r.md").read_text()
+    assert "| 1 Cortex-A72" in text and "| 1 Cortex-A53" in text
+    assert "900 MB/s" in text and "400 MB/s" in text  # each cluster's own figure, not their median (650)
