@@ -23,7 +23,6 @@ import ansible_runner
 from orchestrator.errors import UserError
 
 
-
 def _shipped_dir(name: str) -> Path:
     """playbooks/ and inventory/ sit at the top of a checkout; an installed package carries them
     inside itself (pyproject.toml maps them to orchestrator.playbooks / orchestrator.inventory)."""
