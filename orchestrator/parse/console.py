@@ -19,7 +19,7 @@ from orchestrator.model import CpuFacts, OpenSSLBuild, ParsedLog
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.names import speed_command_hints
 from orchestrator.parse.osinfo import detect_os, parse_ddwrt
-from orchestrator.parse.speed import parse_openssl_build, parse_speed
+from orchestrator.parse.speed import parse_openssl_build, parse_speed_and_rest
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -109,9 +109,9 @@ def parse_console(text: str) -> ParsedLog:
         kind = _command_kind(command)
         try:
             if kind == "speed" or (kind is None and _looks_like_speed(body)):
-                _add_speed(result, command, body)
-                if kind is None:
-                    _sniff_facts(body, files, cpuinfo_texts)
+                rest = _add_speed(result, command, body)
+                if kind is None and rest:  # facts among speed output: only in the lines that are not
+                    _sniff_facts("\n".join(rest), files, cpuinfo_texts)
             elif kind == "openssl version":
                 _merge_build(result.openssl, parse_openssl_build(body))
             elif kind == "cpuinfo" and not _CPUINFO_LINE.search(body):
@@ -260,9 +260,10 @@ def _command_kind(command: str | None) -> str | None:
     return None
 
 
-def _add_speed(result: ParsedLog, command: str | None, body: str) -> None:
+def _add_speed(result: ParsedLog, command: str | None, body: str) -> list[str]:
+    """Adds what `body` measured; returns its lines that are not speed output."""
     hints = speed_command_hints(command) if command else {}
-    parsed = parse_speed(
+    parsed, rest = parse_speed_and_rest(
         body, threads=hints.get("threads"), api=hints.get("api"), algorithm=hints.get("algorithm")
     )
     result.measurements.extend(parsed.measurements)
@@ -273,6 +274,7 @@ def _add_speed(result: ParsedLog, command: str | None, body: str) -> None:
         first = _first_line(body)
         why = f" ({first})" if first and not _looks_like_speed(first) else ""
         result.skipped.append(f"{label}: no results{why}")
+    return rest
 
 
 def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> None:

@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from orchestrator.model import ERROR, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
+from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
 
 SIZES_1_0 = (16, 64, 256, 1024, 8192)
@@ -34,6 +34,9 @@ SIZES_1_1 = (16, 64, 256, 1024, 8192, 16384)
 _NUM = r"(?:-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|-?nan)"
 _VALUE_TOKEN = re.compile(r"-?(?:\d+\.\d+|inf|nan)k?", re.IGNORECASE)
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()/._,+-]{0,39}")
+# A whole line that is one throughput row: words that are not values, then values to the end.
+_ONE_ROW = re.compile(r"((?:(?!{v}\s)\S+\s+)+)({v}(?:\s+{v})*)".format(v=r"-?(?:\d+\.\d+|inf|nan)k?"),
+                      re.IGNORECASE)
 
 # Where a line must have started when newlines were lost (a web page copy).
 _ANCHORS = re.compile(
@@ -149,7 +152,7 @@ class _State:
     kem_sig_lines: dict[tuple, int] = field(default_factory=dict)  # +F9/+F10 lines seen per (table, child)
     sig_names: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    ignored: int = 0
+    ignored: list[str] = field(default_factory=list)  # lines that are not speed output
 
 
 def parse_speed(text: str, *, threads: int | None = None, api: str | None = None,
@@ -182,6 +185,13 @@ def parse_speed(text: str, *, threads: int | None = None, api: str | None = None
     missing the children's figures are summed.  Counts and seconds are not attached to
     `-multi` records (each child measured its own share).
     """
+    return parse_speed_and_rest(text, threads=threads, api=api, algorithm=algorithm)[0]
+
+
+def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | None = None,
+                         algorithm: str | None = None) -> tuple[ParsedLog, list[str]]:
+    """parse_speed, plus the lines that are not `openssl speed` output (where a console session's
+    facts can be: the facts parsers then read those few lines, not the whole text again)."""
     state = _State()
     for line in _lines(text):
         try:
@@ -189,10 +199,10 @@ def parse_speed(text: str, *, threads: int | None = None, api: str | None = None
         except Exception as exc:  # a safety net: a malformed line must never lose the log
             state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")
     try:
-        return _finish(state, threads=threads, api=api, algorithm=algorithm)
+        return _finish(state, threads=threads, api=api, algorithm=algorithm), state.ignored
     except Exception as exc:  # same net for the resolution step: keep the build facts at least
-        return ParsedLog(openssl=state.build,
-                         skipped=state.skipped + [f"internal error resolving the results: {type(exc).__name__}"])
+        return ParsedLog(openssl=state.build, skipped=state.skipped + [
+            f"internal error resolving the results: {type(exc).__name__}"]), state.ignored
 
 
 def parse_openssl_build(text: str) -> OpenSSLBuild:
@@ -207,7 +217,7 @@ def parse_openssl_build(text: str) -> OpenSSLBuild:
 # lines
 
 
-def _lines(text: str):
+def _lines(text: str) -> list[str]:
     """Lines, with CR/CRLF handled and newlines that a copy lost put back."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
@@ -219,25 +229,37 @@ def _lines(text: str):
         text = text.replace("\x00", "")
     if "\xa0" in text:  # a web page's no-break spaces
         text = text.replace("\xa0", " ")
-    for raw in text.split("\n"):
-        line = raw.strip()
+    lines: list[str] = []
+    append = lines.append
+    for line in text.split("\n"):
+        line = line.strip()
         if not line:
             continue
-        if line[0] == ">":  # quoted in an e-mail or a forum post
+        first = line[0]
+        if first == ">":  # quoted in an e-mail or a forum post
             while line.startswith(">"):
                 line = line[1:].lstrip()
             if not line:
                 continue
-        if _may_hold_several_lines(line):
+            first = line[0]
+        # A pre-test inline (a function call per line costs a tenth of the parse): every line that
+        # _may_hold_several_lines can call suspect passes it.
+        if first == "+":
+            suspect = line.find("+", 1) != -1 or ": " in line or "Forked" in line or "Doing" in line
+        else:
+            suspect = (first in "Gc" or len(line) > 110 or "/s" in line or "+" in line or line.count(": ") > 1
+                       or line.count("bits") > 2)
+        if suspect and _may_hold_several_lines(line):
             line = _GLUED_ROW.sub(r"\1\2\3 ", line)
             parts = _ANCHORS.split(line)
             if len(parts) > 1:
                 for part in parts:
                     part = part.strip()
                     if part:
-                        yield part
+                        append(part)
                 continue
-        yield line
+        append(line)
+    return lines
 
 
 def _may_hold_several_lines(line: str) -> bool:
@@ -278,7 +300,8 @@ def _read_line(line: str, state: _State) -> None:
     elif first == "F" and line.startswith("Forked child"):
         state.forked.add(line[len("Forked child"):].strip())
     elif first in "OLvbocpC" and line.startswith(_BUILD_PREFIXES):
-        line = _split_trailing_row(line, state)
+        if line[-1] in "kK":  # (a glued -multi summary row ends with a `k` value)
+            line = _split_trailing_row(line, state)
         _read_build_line(line, state.build)
         state.seen_block = True
     elif first == "t" and line.startswith("type") and _HEADER.match(line):
@@ -335,7 +358,7 @@ _BUILD_PREFIXES = ("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:",
 
 
 def _ignore(line: str, state: _State) -> None:
-    state.ignored += 1
+    state.ignored.append(line)
 
 
 def _read_build_line(line: str, build: OpenSSLBuild) -> None:
@@ -424,6 +447,11 @@ def _read_rows(line: str, state: _State, core: str | None = None, sizes_by_count
     """Throughput rows `label v1 v2 …` (several when newlines were lost). True if any was read."""
     if state.sizes is None and not (state.child_sizes or state.seen_block or state.forked or sizes_by_count):
         return False  # no header yet: _add_row could not place any value (cheap exit for other output)
+    if "." not in line and "n" not in line and "N" not in line:
+        return False  # no value token (`1.00k`, `inf`, `nan`) in it
+    match = _ONE_ROW.fullmatch(line)
+    if match:  # the usual line: one row, label then values (the loop below reads the same)
+        return _add_row(" ".join(match.group(1).split()), match.group(2).split(), state, core, sizes_by_count)
     tokens = line.split()
     found = False
     label: list[str] = []
@@ -463,7 +491,7 @@ def _add_row(label: str, values: list[str], state: _State, core: str | None = No
         state.skipped.append(f"row {label!r} has {len(values)} values for {len(sizes)} block sizes: skipped")
         return True
     algorithm = canonical_algorithm(label)
-    unsupported = _all_zero(values)
+    unsupported = _all_zero(values) if values[0][0] == "0" else None
     rows = state.rows
     for size, token in zip(sizes, values):
         if unsupported:
@@ -893,37 +921,36 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
     progress = None if multi else state.progress  # counts are not attached to -multi records
     api_cache: dict[tuple[str, str], str | None] = {}  # one decision per label, not per block size
     for row in rows:
-        m = Measurement(algorithm=row.algorithm, threads=threads, openssl_version=version)
         if row.operation is None:
-            m.block_size = row.block_size
-            m.bytes_per_second = row.value
             if api and (api_for is None or row.algorithm == api_for):
-                m.api = api
+                row_api = api
             else:
                 key = (row.label, row.algorithm)
                 if key not in api_cache:
                     api_cache[key] = _api_for(row.label, row.algorithm, major, hints)
-                m.api = api_cache[key]
+                row_api = api_cache[key]
         else:
-            m.operation = row.operation
-            m.ops_per_second = row.value
-            m.api = api
-        if row.core:
-            m.cpu = row.core  # see _read_labelled_row
-        if row.unsupported:
-            m.status, m.reason = UNSUPPORTED, row.unsupported
-        elif row.error:
-            m.status, m.reason = ERROR, row.error
+            row_api = api
+        status, reason = (UNSUPPORTED, row.unsupported) if row.unsupported else (
+            (ERROR, row.error) if row.error else (OK, None))
+        count = seconds = None
         if progress:  # a progress line's count and CPU seconds, in run order
             key = ("sym", row.algorithm, row.block_size) if row.operation is None else (
                 ("pk",) + row.pk_key if row.pk_key is not None else None)
             runs = progress.get(key)
             if runs:
-                m.count, m.seconds = runs.pop(0)
-        measurements.append(m)
+                count, seconds = runs.pop(0)
+        # Positional, in Measurement's field order (keywords and attribute sets cost twice as much per
+        # record); cpu is the core of a per-cluster row (see _read_labelled_row).
+        if row.operation is None:
+            measurements.append(Measurement(row.algorithm, row.block_size, row.value, None, None, threads, row_api,
+                                            version, count, seconds, status, reason, 0, [], row.core))
+        else:
+            measurements.append(Measurement(row.algorithm, None, None, row.operation, row.value, threads, row_api,
+                                            version, count, seconds, status, reason, 0, [], row.core))
     skipped = list(state.skipped)
     if state.ignored:
-        skipped.append(f"{state.ignored} line(s) that are not openssl speed results ignored")
+        skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")
     if not measurements:
         skipped.append("no openssl speed results found")
     return ParsedLog(measurements=measurements, openssl=state.build, skipped=skipped)

@@ -183,6 +183,16 @@ def test_facts_are_recognised_without_their_command():
     assert (log.os.family, log.cpu.model) == ("debian", "AMD EPYC")
 
 
+def test_a_session_quoted_in_a_forum_post_keeps_its_facts():
+    # "> " before every line hides the prompts: the whole text is one speed segment, whose non-speed lines
+    # (unquoted by the speed parser) still give the facts.
+    text = (DATA / "speed" / "openssl-1.1.1w-armv7l-constructed-console-openwrt.txt").read_text()
+    plain, quoted = parse_console(text), parse_console("\n".join("> " + line for line in text.split("\n")))
+    assert (quoted.cpu.model, quoted.cpu.logical_cpus, quoted.os.kernel) == ("Cortex-A7", 1, "5.15.167")
+    assert (quoted.cpu.model, quoted.os.kernel) == (plain.cpu.model, plain.os.kernel)
+    assert cells(quoted) == cells(plain)
+
+
 def test_lscpu_is_not_mistaken_for_cpuinfo():
     log = parse_console("Architecture: aarch64\nModel name: Cortex-A53\nFlags: fp asimd evtstrm aes pmull\n")
     assert log.cpu.model is None and log.cpu.arch is None
