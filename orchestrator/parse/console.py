@@ -54,21 +54,19 @@ _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"Error: bad option or value",
 ))
 # Case-sensitive on purpose: `lscpu` prints "Model name:" / "Flags:", which is not /proc/cpuinfo.
-_CPUINFO_LINE = re.compile(
-    r"^[ \t]*(?:processor|Processor|model name|cpu model|system type|Features|CPU part|CPU implementer|flags"
-    r"|vendor_id)[ \t]*:", re.M
-)
 _CPUINFO_KEYS = ("processor", "Processor", "model name", "cpu model", "system type", "Features", "CPU part",
                  "CPU implementer", "flags", "vendor_id")
+_CPUINFO_LINE = re.compile(rf"[ \t]*(?:{'|'.join(_CPUINFO_KEYS)})[ \t]*:")  # (.match on one line)
 _KEY_VALUE_LINE = re.compile(r"^[ \t]*[A-Za-z][\w ()/.-]{0,40}?[ \t]*:(?:[ \t].*)?$|^[ \t]*$")
-_OS_RELEASE_LINE = re.compile(r"^[ \t]*(?:NAME|ID|ID_LIKE|VERSION|VERSION_ID|VERSION_CODENAME|PRETTY_NAME|BUILD_ID"
-                              r"|HOME_URL|SUPPORT_URL|BUG_REPORT_URL|ANSI_COLOR|CPE_NAME)=[^\n]*$", re.M)
-_OPENWRT_LINE = re.compile(r"^[ \t]*DISTRIB_\w+=[^\n]*$", re.M)
-_ARMBIAN_LINE = re.compile(r"^[ \t]*(?:BOARD|BOARD_NAME|BOARDFAMILY|VERSION|LINUXFAMILY|BRANCH|ARCH)=[^\n]*$", re.M)
-_REDHAT_LINE = re.compile(
-    r"^[ \t]*(?:CentOS|Red Hat|Fedora|Rocky|AlmaLinux|Oracle Linux)[^\n]*? release \d[^\n]*$", re.M
-)
-_UNAME_LINE = re.compile(r"^[ \t]*Linux \S+ \d+\.\d+\S* #[^\n]*$", re.M)
+# Whole lines of a text, searched in "\n" + text (see _lines_of): led by the literal newline, which re finds
+# with a fast scan (a leading ^ in MULTILINE mode is tried at every character of a 60 KB report).
+_CPUINFO_LINE_IN_TEXT = re.compile(r"\n" + _CPUINFO_LINE.pattern)
+_OS_RELEASE_LINE = re.compile(r"\n([ \t]*(?:NAME|ID|ID_LIKE|VERSION|VERSION_ID|VERSION_CODENAME|PRETTY_NAME|BUILD_ID"
+                              r"|HOME_URL|SUPPORT_URL|BUG_REPORT_URL|ANSI_COLOR|CPE_NAME)=[^\n]*)")
+_OPENWRT_LINE = re.compile(r"\n([ \t]*DISTRIB_\w+=[^\n]*)")
+_ARMBIAN_LINE = re.compile(r"\n([ \t]*(?:BOARD|BOARD_NAME|BOARDFAMILY|VERSION|LINUXFAMILY|BRANCH|ARCH)=[^\n]*)")
+_REDHAT_LINE = re.compile(r"\n([ \t]*(?:CentOS|Red Hat|Fedora|Rocky|AlmaLinux|Oracle Linux)[^\n]*? release \d[^\n]*)")
+_UNAME_LINE = re.compile(r"\n([ \t]*Linux \S+ \d+\.\d+\S* #[^\n]*)")
 # Keys that start a line in cpuinfo / os-release / openwrt_release: where a lost newline most likely was.
 _LINE_KEYS = (
     "processor|model name|BogoMIPS|bogomips|Features|CPU implementer|CPU architecture|CPU variant|CPU part"
@@ -114,7 +112,7 @@ def parse_console(text: str) -> ParsedLog:
                     _sniff_facts("\n".join(rest), files, cpuinfo_texts)
             elif kind == "openssl version":
                 _merge_build(result.openssl, parse_openssl_build(body))
-            elif kind == "cpuinfo" and not _CPUINFO_LINE.search(body):
+            elif kind == "cpuinfo" and not _CPUINFO_LINE_IN_TEXT.search("\n" + body):
                 result.skipped.append(f"{_label(command)}: no cpuinfo fields in its output ({_first_line(body)})")
             elif kind == "cpuinfo":
                 cpuinfo_texts.append(body)
@@ -147,8 +145,12 @@ def _normalise(text: str) -> str:
         text = text.replace("\n\n", "\n")
     # Lost newlines: only long lines are suspects (x86 `flags` lines are long but have no glued keys).
     lines = text.split("\n")
-    if max(map(len, lines)) > 400 and any(_suspect(line) for line in lines if len(line) > 400):  # most: `compiler:`
-        text = "\n".join(_GLUED.sub("\n", line) if _suspect(line) else line for line in lines)
+    if max(map(len, lines)) > 400:
+        suspects = [i for i, line in enumerate(lines) if len(line) > 400 and _suspect(line)]  # most: `compiler:`
+        if suspects:
+            for i in suspects:
+                lines[i] = _GLUED.sub("\n", lines[i])
+            text = "\n".join(lines)
     return text
 
 
@@ -279,7 +281,7 @@ def _add_speed(result: ParsedLog, command: str | None, body: str) -> list[str]:
 
 def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> None:
     """Recognise facts by their content, for output whose command is unknown or missing."""
-    if any(key in body for key in _CPUINFO_KEYS) and _CPUINFO_LINE.search(body):
+    if any(key in body for key in _CPUINFO_KEYS) and _CPUINFO_LINE_IN_TEXT.search("\n" + body):
         block = _cpuinfo_block(body)
         if block:
             cpuinfo_texts.append(block)
@@ -287,11 +289,11 @@ def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> 
                                   ("redhat-release", _REDHAT_LINE, " release "), ("uname -a", _UNAME_LINE, "Linux ")):
         if needle not in body and not (kind == "os-release" and "ID=" in body):  # cheap test before the regex
             continue
-        lines = pattern.findall(body)
+        lines = pattern.findall("\n" + body)
         if lines and (kind != "os-release" or any(re.match(r"\s*(?:ID|PRETTY_NAME)=", l) for l in lines)):
             files.setdefault(kind, "\n".join(lines))
     if "BOARDFAMILY=" in body:
-        files.setdefault("armbian-release", "\n".join(_ARMBIAN_LINE.findall(body)))
+        files.setdefault("armbian-release", "\n".join(_ARMBIAN_LINE.findall("\n" + body)))
     if "DD-WRT" in body and parse_ddwrt(body):
         files.setdefault("banner", body)
 

@@ -247,8 +247,10 @@ def _lines(text: str) -> list[str]:
         if first == "+":
             suspect = line.find("+", 1) != -1 or ": " in line or "Forked" in line or "Doing" in line
         else:
-            suspect = (first in "Gc" or len(line) > 110 or "/s" in line or "+" in line or line.count(": ") > 1
-                       or line.count("bits") > 2)
+            suspect = ((first == "G" and line.startswith("Got: ")) or (first == "c" and line.startswith("compiler:"))
+                       or len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2
+                       or ("+" in line and ("+D" in line or "+R" in line or "+F" in line or "+H" in line))
+                       or ("/s" in line and ("s/s" in line or "op/s" in line or "./s" in line)))
         if suspect and _may_hold_several_lines(line):
             line = _GLUED_ROW.sub(r"\1\2\3 ", line)
             parts = _ANCHORS.split(line)
@@ -525,6 +527,7 @@ def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
 
 
 _INFINITIES = (float("inf"), float("-inf"))
+_UNDECIDED = object()  # an api_cache miss (None is a decision)
 
 
 def _number(token: str) -> float | None:
@@ -760,7 +763,7 @@ def _read_child(line: str, state: _State) -> None:
 
 
 def _read_progress(line: str, state: _State) -> None:
-    if " ops in " in line or " ops for " in line:
+    if " ops " in line and (" ops in " in line or " ops for " in line):
         state.ops_format = True
     if "size blocks: " in line and _read_sym_progress(line, state):
         return
@@ -808,7 +811,11 @@ def _read_sym_progress(line: str, state: _State) -> bool:
     value = _number(secs[:-1])
     if value is not None and name:
         key = ("sym", canonical_algorithm(name), int(size))
-        state.progress.setdefault(key, []).append((int(count), value))
+        runs = state.progress.get(key)
+        if runs is None:
+            state.progress[key] = [(int(count), value)]
+        else:
+            runs.append((int(count), value))
         return True
     return False
 
@@ -920,34 +927,38 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
     measurements = []
     progress = None if multi else state.progress  # counts are not attached to -multi records
     api_cache: dict[tuple[str, str], str | None] = {}  # one decision per label, not per block size
+    append = measurements.append
     for row in rows:
-        if row.operation is None:
-            if api and (api_for is None or row.algorithm == api_for):
-                row_api = api
-            else:
-                key = (row.label, row.algorithm)
-                if key not in api_cache:
-                    api_cache[key] = _api_for(row.label, row.algorithm, major, hints)
-                row_api = api_cache[key]
-        else:
+        algorithm, operation = row.algorithm, row.operation
+        if operation is not None:
             row_api = api
-        status, reason = (UNSUPPORTED, row.unsupported) if row.unsupported else (
-            (ERROR, row.error) if row.error else (OK, None))
+        elif api and (api_for is None or algorithm == api_for):
+            row_api = api
+        else:
+            key = (row.label, algorithm)
+            row_api = api_cache.get(key, _UNDECIDED)
+            if row_api is _UNDECIDED:
+                row_api = api_cache[key] = _api_for(row.label, algorithm, major, hints)
+        if row.unsupported:
+            status, reason = UNSUPPORTED, row.unsupported
+        elif row.error:
+            status, reason = ERROR, row.error
+        else:
+            status, reason = OK, None
         count = seconds = None
         if progress:  # a progress line's count and CPU seconds, in run order
-            key = ("sym", row.algorithm, row.block_size) if row.operation is None else (
-                ("pk",) + row.pk_key if row.pk_key is not None else None)
-            runs = progress.get(key)
+            runs = progress.get(("sym", algorithm, row.block_size) if operation is None else (
+                ("pk",) + row.pk_key if row.pk_key is not None else None))
             if runs:
                 count, seconds = runs.pop(0)
         # Positional, in Measurement's field order (keywords and attribute sets cost twice as much per
         # record); cpu is the core of a per-cluster row (see _read_labelled_row).
-        if row.operation is None:
-            measurements.append(Measurement(row.algorithm, row.block_size, row.value, None, None, threads, row_api,
-                                            version, count, seconds, status, reason, 0, [], row.core))
+        if operation is None:
+            append(Measurement(algorithm, row.block_size, row.value, None, None, threads, row_api, version, count,
+                               seconds, status, reason, 0, [], row.core))
         else:
-            measurements.append(Measurement(row.algorithm, None, None, row.operation, row.value, threads, row_api,
-                                            version, count, seconds, status, reason, 0, [], row.core))
+            append(Measurement(algorithm, None, None, operation, row.value, threads, row_api, version, count,
+                               seconds, status, reason, 0, [], row.core))
     skipped = list(state.skipped)
     if state.ignored:
         skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")
