@@ -35,8 +35,8 @@ _NUM = r"(?:-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|-?nan)"
 _VALUE_TOKEN = re.compile(r"-?(?:\d+\.\d+|inf|nan)k?", re.IGNORECASE)
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()/._,+-]{0,39}")
 # A whole line that is one throughput row: words that are not values, then values to the end.
-_ONE_ROW = re.compile(r"((?:(?!{v}\s)\S+\s+)+)({v}(?:\s+{v})*)".format(v=r"-?(?:\d+\.\d+|inf|nan)k?"),
-                      re.IGNORECASE)
+_ONE_ROW = re.compile(r"((?:(?!{v}\s)\S+\s+)+)({v}(?:\s+{v})*)".format(v=_VALUE_TOKEN.pattern), re.IGNORECASE)
+_VALUES_ONLY = re.compile(r"{v}(?:\s+{v})*".format(v=_VALUE_TOKEN.pattern), re.IGNORECASE)
 
 # Where a line must have started when newlines were lost (a web page copy).
 _ANCHORS = re.compile(
@@ -449,8 +449,8 @@ def _read_rows(line: str, state: _State, core: str | None = None, sizes_by_count
     """Throughput rows `label v1 v2 …` (several when newlines were lost). True if any was read."""
     if state.sizes is None and not (state.child_sizes or state.seen_block or state.forked or sizes_by_count):
         return False  # no header yet: _add_row could not place any value (cheap exit for other output)
-    if "." not in line and "n" not in line and "N" not in line:
-        return False  # no value token (`1.00k`, `inf`, `nan`) in it
+    if "." not in line and not ("n" in line or "N" in line) or _VALUES_ONLY.fullmatch(line):
+        return False  # no value token (`1.00k`, `inf`, `nan`), or no label before them (iostat, free ...)
     match = _ONE_ROW.fullmatch(line)
     if match:  # the usual line: one row, label then values (the loop below reads the same)
         return _add_row(" ".join(match.group(1).split()), match.group(2).split(), state, core, sizes_by_count)
