@@ -23,6 +23,7 @@ other commands' noise; newlines lost or doubled by a copy from a web page are fi
 
 With --json: one object per file {"file", "measurements", "cpu", "os", "openssl", "skipped"}, or a JSON array
 when several files are given. Parts of a log that could not be read are listed on stderr as `note:` lines.
+Thousands of files at once are parsed on every CPU (worker processes).
 
 examples:
   sslbench parse speed.log

@@ -113,6 +113,28 @@ def test_one_bad_file_among_several_still_prints_the_good_ones(capsys, tmp_path)
     assert "empty.log is empty" in err
 
 
+def test_a_thousand_files_in_worker_processes_keep_their_order_and_their_errors(capsys, tmp_path):
+    # 1,000+ files: parsed in worker processes (orchestrator.parse.batch); output and errors in file order.
+    from orchestrator.parse import parse_console
+    sources = [p for p in sorted((DATA / "speed").glob("*.txt")) if parse_console(p.read_text()).measurements]
+    files = []
+    for i in range(1100):
+        path = tmp_path / f"{i:04d}.log"
+        path.write_text(sources[i % len(sources)].read_text())
+        files.append(path)
+    files[5] = tmp_path / "missing.log"
+    files[700].write_text("")
+    code, out, err = run(capsys, "--json", *files)
+    assert code == 2
+    objects = json.loads(out)
+    assert [o["file"] for o in objects] == [str(f) for f in files if f.name not in ("missing.log", "0700.log")]
+    for o in objects[::97]:
+        code_one, out_one, _ = run(capsys, "--json", o["file"])
+        assert code_one == 0 and json.loads(out_one)["measurements"] == o["measurements"]
+    problems = [line for line in err.splitlines() if line.startswith("sslbench: ")]
+    assert problems[0].endswith("missing.log: no such file") and "0700.log is empty" in problems[1]
+
+
 def test_every_file_bad_prints_nothing_on_stdout(capsys, tmp_path):
     code, out, err = run(capsys, "--json", tmp_path / "a.log", tmp_path / "b.log")
     assert code == 2 and out == "" and err.count("no such file") == 2
