@@ -4,7 +4,7 @@ The logs are the real fixtures (tests/data/speed and tests/data/console), each a
 (as is, CRLF, doubled newlines, behind a shell prompt), assigned round-robin to 50 hosts. Timed: parsing every
 log, building the records and rendering the merged throughput and public-key tables.
 
-The target's figure is the first line: wall time of what `sslbench parse` / `sslbench import` do with a batch
+The target's figure is the "batch path" line: wall time of what `sslbench parse` / `sslbench import` do with a batch
 (orchestrator.parse.batch.parse_many: worker processes on every CPU; the cyclic GC paused for the whole
 command, see orchestrator.gcpause). The lines after it
 are one process alone, from CPU time (time.process_time, robust to other load on this shared machine), with
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,9 @@ from orchestrator.parse.batch import default_jobs, parse_many  # noqa: E402
 
 TARGET_LOGS_PER_SECOND = 5000
 HOSTS = 50
+# Wall time on this shared 2-core VM swings by 1.5x from one minute to the next: the batch path runs this many
+# times, every run is printed, and the best (as timeit reports: slower runs are other load) and the median.
+BATCH_RUNS = 3
 # The 60 KB sbc-bench report is not what a host's log looks like; it stays in, at 1 in 200 logs.
 RARE = {"sbc-bench-armsom-sige5-full-report.txt": 200}
 
@@ -98,11 +102,16 @@ def main(count: int = 10_000) -> None:
     print(f"logs: {count} ({sum(map(len, logs)) / 1e6:.1f} MB of text, {HOSTS} hosts); mix: every fixture of "
           f"tests/data/speed and tests/data/console round-robin in 4 shapes (as is, CRLF, doubled newlines, "
           f"behind a prompt), the 60 KB sbc-bench report 1 in {RARE['sbc-bench-armsom-sige5-full-report.txt']}")
-    parse_s, merge_s, parent_cpu, measurements = measure_batch(logs)
-    rate = count / (parse_s + merge_s)
-    print(f"sslbench's batch path ({default_jobs()} CPUs, GC paused): parse {parse_s:.2f} s + merge/tables "
-          f"{merge_s:.2f} s wall -> {rate:,.0f} logs/s (ratio to the {TARGET_LOGS_PER_SECOND:,} logs/s target: "
-          f"{rate / TARGET_LOGS_PER_SECOND:.2f}); this process's CPU {parent_cpu:.2f} s")
+    rates = []
+    for attempt in range(1, BATCH_RUNS + 1):
+        parse_s, merge_s, parent_cpu, measurements = measure_batch(logs)
+        rates.append(count / (parse_s + merge_s))
+        print(f"sslbench's batch path ({default_jobs()} CPUs, GC paused), run {attempt}: parse {parse_s:.2f} s + "
+              f"merge/tables {merge_s:.2f} s wall -> {rates[-1]:,.0f} logs/s; this process's CPU {parent_cpu:.2f} s")
+    best, middle = max(rates), statistics.median(rates)
+    print(f"batch path: best of {BATCH_RUNS} {best:,.0f} logs/s (ratio to the {TARGET_LOGS_PER_SECOND:,} logs/s "
+          f"target: {best / TARGET_LOGS_PER_SECOND:.2f}), median {middle:,.0f} (ratio "
+          f"{middle / TARGET_LOGS_PER_SECOND:.2f})")
     for gc_off in (True, False):
         parse_s, merge_s, (records, rows, pk_rows, lines), single = measure_one_process(logs, gc_off)
         rate = count / (parse_s + merge_s)
