@@ -58,7 +58,7 @@ _CPUINFO_KEYS = ("processor", "Processor", "model name", "cpu model", "system ty
                  "CPU implementer", "flags", "vendor_id")
 _CPUINFO_LINE = re.compile(rf"[ \t]*(?:{'|'.join(_CPUINFO_KEYS)})[ \t]*:")  # (.match on one line)
 _KEY_VALUE_LINE = re.compile(r"^[ \t]*[A-Za-z][\w ()/.-]{0,40}?[ \t]*:(?:[ \t].*)?$|^[ \t]*$")
-# Whole lines of a text, searched in "\n" + text (see _lines_of): led by the literal newline, which re finds
+# Whole lines of a text, found by _lines_matching in "\n" + text: led by the literal newline, which re finds
 # with a fast scan (a leading ^ in MULTILINE mode is tried at every character of a 60 KB report).
 _CPUINFO_LINE_IN_TEXT = re.compile(r"\n" + _CPUINFO_LINE.pattern)
 _OS_RELEASE_LINE = re.compile(r"\n([ \t]*(?:NAME|ID|ID_LIKE|VERSION|VERSION_ID|VERSION_CODENAME|PRETTY_NAME|BUILD_ID"
@@ -112,7 +112,7 @@ def parse_console(text: str) -> ParsedLog:
                     _sniff_facts("\n".join(rest), files, cpuinfo_texts)
             elif kind == "openssl version":
                 _merge_build(result.openssl, parse_openssl_build(body))
-            elif kind == "cpuinfo" and not _CPUINFO_LINE_IN_TEXT.search("\n" + body):
+            elif kind == "cpuinfo" and not _lines_matching(_CPUINFO_LINE_IN_TEXT, body):
                 result.skipped.append(f"{_label(command)}: no cpuinfo fields in its output ({_first_line(body)})")
             elif kind == "cpuinfo":
                 cpuinfo_texts.append(body)
@@ -281,7 +281,7 @@ def _add_speed(result: ParsedLog, command: str | None, body: str) -> list[str]:
 
 def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> None:
     """Recognise facts by their content, for output whose command is unknown or missing."""
-    if any(key in body for key in _CPUINFO_KEYS) and _CPUINFO_LINE_IN_TEXT.search("\n" + body):
+    if any(key in body for key in _CPUINFO_KEYS) and _lines_matching(_CPUINFO_LINE_IN_TEXT, body):
         block = _cpuinfo_block(body)
         if block:
             cpuinfo_texts.append(block)
@@ -289,13 +289,18 @@ def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> 
                                   ("redhat-release", _REDHAT_LINE, " release "), ("uname -a", _UNAME_LINE, "Linux ")):
         if needle not in body and not (kind == "os-release" and "ID=" in body):  # cheap test before the regex
             continue
-        lines = pattern.findall("\n" + body)
+        lines = _lines_matching(pattern, body)
         if lines and (kind != "os-release" or any(re.match(r"\s*(?:ID|PRETTY_NAME)=", l) for l in lines)):
             files.setdefault(kind, "\n".join(lines))
     if "BOARDFAMILY=" in body:
-        files.setdefault("armbian-release", "\n".join(_ARMBIAN_LINE.findall("\n" + body)))
+        files.setdefault("armbian-release", "\n".join(_lines_matching(_ARMBIAN_LINE, body)))
     if "DD-WRT" in body and parse_ddwrt(body):
         files.setdefault("banner", body)
+
+
+def _lines_matching(pattern: re.Pattern, text: str) -> list[str]:
+    """The lines of `text` that one of the newline-led patterns above matches."""
+    return pattern.findall("\n" + text)
 
 
 def _cpuinfo_block(body: str) -> str:

@@ -242,16 +242,21 @@ def _lines(text: str) -> list[str]:
             if not line:
                 continue
             first = line[0]
-        # A pre-test inline (a function call per line costs a tenth of the parse): every line that
-        # _may_hold_several_lines can call suspect passes it.
+        # Could newlines have been lost here? Plain string tests first, inline (a function call per line
+        # was a tenth of the parse); the anchor split only for the few suspects.
         if first == "+":
             suspect = line.find("+", 1) != -1 or ": " in line or "Forked" in line or "Doing" in line
-        else:
-            suspect = ((first == "G" and line.startswith("Got: ")) or (first == "c" and line.startswith("compiler:"))
-                       or len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2
+        elif first == "G" and line.startswith("Got: "):
+            suspect = line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
+        elif first == "c" and line.startswith("compiler:"):
+            suspect = (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
+                       or "type " in line)
+        else:  # (most lines hold no "+" and no "/s": one test each before the finer ones)
+            suspect = (len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2
                        or ("+" in line and ("+D" in line or "+R" in line or "+F" in line or "+H" in line))
-                       or ("/s" in line and ("s/s" in line or "op/s" in line or "./s" in line)))
-        if suspect and _may_hold_several_lines(line):
+                       or ("/s" in line and ("s/s" in line or "op/s" in line or "./s" in line)
+                           and not line.endswith("/s")))
+        if suspect and _holds_an_anchor(line):
             line = _GLUED_ROW.sub(r"\1\2\3 ", line)
             parts = _ANCHORS.split(line)
             if len(parts) > 1:
@@ -264,23 +269,8 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _may_hold_several_lines(line: str) -> bool:
-    """A cheap test (plain string methods) before the costly anchor split."""
-    first = line[0]
-    if first == "+":
-        suspect = line.find("+", 1) != -1 or ": " in line or "Forked" in line or "Doing" in line
-    elif first == "G" and line.startswith("Got: "):
-        suspect = line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
-    elif first == "c" and line.startswith("compiler:"):
-        suspect = (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
-                   or "type " in line)
-    else:  # (most lines hold no "+" and no "/s": one test each before the finer ones)
-        suspect = (len(line) > 110 or line.count(": ") > 1 or line.count("bits") > 2
-                   or ("+" in line and ("+D" in line or "+R" in line or "+F" in line or "+H" in line))
-                   or ("/s" in line and ("s/s" in line or "op/s" in line or "./s" in line)
-                       and not line.endswith("/s")))
-    if not suspect:
-        return False
+def _holds_an_anchor(line: str) -> bool:
+    """A cheap test (plain substrings) before the costly anchor split."""
     rest = line[1:]
     return any(word in rest for word in _ANCHOR_WORDS) or _GLUED_ROW.search(line) is not None
 
@@ -951,14 +941,14 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
                 ("pk",) + row.pk_key if row.pk_key is not None else None))
             if runs:
                 count, seconds = runs.pop(0)
+        if operation is None:
+            block_size, bytes_per_second, ops_per_second = row.block_size, row.value, None
+        else:
+            block_size, bytes_per_second, ops_per_second = None, None, row.value
         # Positional, in Measurement's field order (keywords and attribute sets cost twice as much per
         # record); cpu is the core of a per-cluster row (see _read_labelled_row).
-        if operation is None:
-            append(Measurement(algorithm, row.block_size, row.value, None, None, threads, row_api, version, count,
-                               seconds, status, reason, 0, [], row.core))
-        else:
-            append(Measurement(algorithm, None, None, operation, row.value, threads, row_api, version, count,
-                               seconds, status, reason, 0, [], row.core))
+        append(Measurement(algorithm, block_size, bytes_per_second, operation, ops_per_second, threads, row_api,
+                           version, count, seconds, status, reason, 0, [], row.core))
     skipped = list(state.skipped)
     if state.ignored:
         skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")
