@@ -959,6 +959,8 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
 
 def _choose_rows(state: _State) -> list[_Row]:
     """The parent's rows; the children's summed when the parent's summary is missing."""
+    if not state.children:  # (children's rows come from `Got:` lines only)
+        return state.rows
     parent = [row for row in state.rows if row.child is None]
     children = [row for row in state.rows if row.child is not None]
     if not children:
