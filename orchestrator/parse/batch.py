@@ -45,7 +45,8 @@ def parse_many(texts: Sequence[str], jobs: int | None = None) -> list[ParsedLog]
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             try:
                 return _parse_in_workers(texts, jobs)
-            except (BrokenProcessPool, OSError):  # a worker killed (out of memory), no processes left: go on here
+            # A worker killed (out of memory), no processes or no POSIX semaphores (some containers): go on here.
+            except (BrokenProcessPool, OSError, ImportError, NotImplementedError):
                 pass
         return [parse_console(text) for text in texts]
 

@@ -67,3 +67,13 @@ def test_the_collector_is_paused_inside_and_restored_after():
         assert not gc.isenabled()  # a caller that had it off keeps it off
     finally:
         gc.enable()
+
+
+def test_no_worker_processes_possible_parses_here(monkeypatch):
+    def no_semaphores(*args, **kwargs):
+        raise NotImplementedError("This platform lacks a functioning sem_open implementation")
+
+    monkeypatch.setattr(batch, "MIN_LOGS_PER_WORKER", 10)
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", no_semaphores)
+    parsed = batch.parse_many(TEXTS, jobs=2)
+    assert [log.to_dict() for log in parsed] == [parse_console(text).to_dict() for text in TEXTS]
