@@ -4,11 +4,11 @@ The logs are the real fixtures (tests/data/speed and tests/data/console), each a
 (as is, CRLF, doubled newlines, behind a shell prompt), assigned round-robin to 50 hosts. Timed: parsing every
 log, building the records and rendering the merged throughput and public-key tables.
 
-The target's figure is the "batch path" line: wall time of what `sslbench parse` / `sslbench import` do with a batch
-(orchestrator.parse.batch.parse_many: worker processes on every CPU; the cyclic GC paused for the whole
-command, see orchestrator.gcpause). The lines after it
-are one process alone, from CPU time (time.process_time, robust to other load on this shared machine), with
-the GC paused and with Python's default GC, so that a change of the parser itself shows apart from the cores.
+The target's figure is the "batch path" line: wall time of what `sslbench parse` / `sslbench import` do with a
+batch (orchestrator.parse.batch.parse_many: worker processes on every CPU; the cyclic GC paused for the whole
+command, see orchestrator.gcpause). The lines after it are one process alone, from CPU time
+(time.process_time, robust to other load on this shared machine), with the GC paused and with Python's default
+GC, so that a change of the parser itself shows apart from the cores.
 Run: `make benchmark` (or .venv/bin/python benchmarks/bench_parse.py [N]).
 """
 from __future__ import annotations
