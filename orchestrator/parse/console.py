@@ -182,12 +182,12 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     segments: list[tuple[str | None, str]] = []
     if cuts[0][0] > 0:
         segments.append((None, text[: cuts[0][0]]))
-    for i, (start, end, command) in enumerate(cuts):
+    for i, (start, end, cut_command) in enumerate(cuts):
         stop = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
         body = text[end:stop].strip("\n")
         if start in glued:
             body = glued[start] + "\n" + body
-        segments.append((command, body))
+        segments.append((cut_command, body))
     return [(c, b) for c, b in segments if b.strip() or (c and _command_kind(c) == "speed")]
 
 

@@ -52,8 +52,9 @@ def parse_cpuinfo(text: str) -> CpuFacts:
     facts.system_type = _first(every, "system type") or _first(every, "hardware") or board
     facts.crypto = _crypto(every, facts.arch)
     facts.cores = [name for name in (_core_name(b) for b in blocks) if name] if blocks else []
-    if not facts.cores and _core_name(shared):  # single-core ARM with no `processor : 0` line
-        facts.cores = [_core_name(shared)]
+    single = None if facts.cores else _core_name(shared)
+    if single:  # single-core ARM with no `processor : 0` line
+        facts.cores = [single]
     facts.model = _model(every, facts.cores, facts.arch)
     return facts
 

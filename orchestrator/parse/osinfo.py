@@ -136,7 +136,7 @@ def detect_os(files: dict[str, str]) -> OsFacts:
     """
     texts = {_normal_key(k): v for k, v in files.items() if isinstance(v, str) and v.strip()}
     facts = OsFacts(family="unknown")
-    uname = {}
+    uname: dict[str, str] = {}
     for key in ("uname -a", "uname -r", "uname -m", "uname"):
         if key in texts:
             for name, value in parse_uname(texts[key]).items():

@@ -382,6 +382,8 @@ def _read_build_line(line: str, build: OpenSSLBuild) -> None:
 
 def _read_header(line: str, state: _State) -> None:
     match = _HEADER.match(line)
+    if match is None:
+        return
     state.sizes = tuple(int(word) for word in match.group(1).split() if word.isdigit())
     rest = line[match.end():].strip()
     if rest:  # a table whose newlines were lost: rows follow on the same line
@@ -517,7 +519,6 @@ def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
 
 
 _INFINITIES = (float("inf"), float("-inf"))
-_UNDECIDED = object()  # an api_cache miss (None is a decision)
 
 
 def _number(token: str) -> float | None:
@@ -605,8 +606,8 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
             if first and second and (first < 1.0) != (second < 1.0):  # one figure is seconds/op, the other ops/s
                 state.mr_old_format = first < 1.0
             # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
-            ops = _pick_rate(first, second, state)
-            _add_pk(state, name, "op", ops, ("ecdh", bits, "op"), child)
+            rate = _pick_rate(first, second, state)
+            _add_pk(state, name, "op", rate, ("ecdh", bits, "op"), child)
         elif kind in (6, 7) and len(fields) >= 5:
             state.mr_old_format = False  # EdDSA/SM2 lines exist from 1.1.1 on
             bits, curve = int(fields[1]), fields[2]
@@ -767,10 +768,10 @@ def _read_progress(line: str, state: _State) -> None:
     start = line.find(": ") + 1  # the result follows `for 10s: ` (a search from 0 tries every digit before)
     match = _PK_PROGRESS.search(line, start) if "bit" in line else None
     if match:
-        key = _pk_progress_key(match.group("what"), int(match.group("bits")))
+        pk_key = _pk_progress_key(match.group("what"), int(match.group("bits")))
         secs = _number(match.group("secs"))
-        if key is not None and secs is not None:
-            state.progress.setdefault(("pk",) + key, []).append((int(match.group("count")), secs))
+        if pk_key is not None and secs is not None:
+            state.progress.setdefault(("pk",) + pk_key, []).append((int(match.group("count")), secs))
         return
     match = _NAMED_PROGRESS.search(line, start)
     if match:
@@ -782,8 +783,8 @@ def _read_progress(line: str, state: _State) -> None:
         if name not in names:
             names.append(name)
         if secs is not None:
-            key = ("pk", _kem_sig_name(name, table), None, op)
-            state.progress.setdefault(key, []).append((int(match.group("count")), secs))
+            named_key = ("pk", _kem_sig_name(name, table), None, op)
+            state.progress.setdefault(named_key, []).append((int(match.group("count")), secs))
 
 
 def _read_sym_progress(line: str, state: _State) -> bool:
@@ -914,7 +915,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
     api_for = canonical_algorithm(algorithm) if algorithm and api else None
     if api_for and not any(row.algorithm == api_for for row in rows):
         api_for = None  # the log names it differently: the argument covers every row
-    measurements = []
+    measurements: list[Measurement] = []
     progress = None if multi else state.progress  # counts are not attached to -multi records
     api_cache: dict[tuple[str, str], str | None] = {}  # one decision per label, not per block size
     append = measurements.append
@@ -926,8 +927,9 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
             row_api = api
         else:
             key = (row.label, algorithm)
-            row_api = api_cache.get(key, _UNDECIDED)
-            if row_api is _UNDECIDED:
+            if key in api_cache:  # (None is a decision too)
+                row_api = api_cache[key]
+            else:
                 row_api = api_cache[key] = _api_for(row.label, algorithm, major, hints)
         if row.unsupported:
             status, reason = UNSUPPORTED, row.unsupported
@@ -938,7 +940,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
         count = seconds = None
         if progress:  # a progress line's count and CPU seconds, in run order
             runs = progress.get(("sym", algorithm, row.block_size) if operation is None else (
-                ("pk",) + row.pk_key if row.pk_key is not None else None))
+                ("pk",) + row.pk_key if row.pk_key is not None else ()))
             if runs:
                 count, seconds = runs.pop(0)
         if operation is None:
