@@ -8,14 +8,19 @@ The target's figure is the "batch path" line: wall time of what `sslbench parse`
 batch (orchestrator.parse.batch.parse_many: worker processes on every CPU; the cyclic GC paused for the whole
 command, see orchestrator.gcpause). The lines after it are one process alone, from CPU time
 (time.process_time, robust to other load on this shared machine), with the GC paused and with Python's default
-GC, so that a change of the parser itself shows apart from the cores.
+GC, so that a change of the parser itself shows apart from the cores. When the compiled parser is in use
+(orchestrator.parse.native), the same one-process parse runs once more on the Python source in a child process
+(SSLBENCH_PURE_PYTHON=1), and the ratio of the two is printed.
 Run: `make benchmark` (or .venv/bin/python benchmarks/bench_parse.py [N]).
 """
 from __future__ import annotations
 
 import contextlib
 import gc
+import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from orchestrator import gcpause, tables  # noqa: E402
 from orchestrator.model import HostResult  # noqa: E402
-from orchestrator.parse import parse_console, parse_speed  # noqa: E402
+from orchestrator.parse import native, parse_console, parse_speed  # noqa: E402
 from orchestrator.parse.batch import default_jobs, parse_many  # noqa: E402
 
 TARGET_LOGS_PER_SECOND = 5000
@@ -97,11 +102,22 @@ def measure_one_process(logs: list[str], gc_off: bool) -> tuple[float, float, tu
     return parsed_at - start, end - parsed_at, sizes, sum(len(log.measurements) for log in parsed)
 
 
+def pure_python_parse(count: int) -> tuple[float, int]:
+    """(parse CPU seconds, measurements) of one process on the parser's Python source, in a child process."""
+    child = subprocess.run([sys.executable, __file__, str(count), "--one-process-parse"], check=True,
+                           capture_output=True, text=True, env={**os.environ, native.PURE_ENV: "1"})
+    seconds, measurements = json.loads(child.stdout)
+    return seconds, measurements
+
+
 def main(count: int = 10_000) -> None:
     logs = corpus(count)
     print(f"logs: {count} ({sum(map(len, logs)) / 1e6:.1f} MB of text, {HOSTS} hosts); mix: every fixture of "
           f"tests/data/speed and tests/data/console round-robin in 4 shapes (as is, CRLF, doubled newlines, "
           f"behind a prompt), the 60 KB sbc-bench report 1 in {RARE['sbc-bench-armsom-sige5-full-report.txt']}")
+    compiled = native.in_use()
+    print("parser: " + ("compiled with mypyc (build/native-parser, see orchestrator/parse/native.py)" if compiled
+                        else "its Python source (no compiled build in use: `make setup` builds one)"))
     rates = []
     for attempt in range(1, BATCH_RUNS + 1):
         parse_s, merge_s, parent_cpu, measurements = measure_batch(logs)
@@ -118,7 +134,14 @@ def main(count: int = 10_000) -> None:
         label = "GC paused " if gc_off else "default GC"
         print(f"one process, {label}: CPU parse {parse_s:.2f} s + merge/tables {merge_s:.2f} s -> {rate:,.0f} "
               f"logs/s (ratio {rate / TARGET_LOGS_PER_SECOND:.2f})")
+        if gc_off:
+            gc_paused_parse_s = parse_s
     assert single == measurements, "the batch path and one process must read the same measurements"
+    if compiled:
+        pure_s, pure_measurements = pure_python_parse(count)
+        assert pure_measurements == measurements, "the compiled and the pure-Python parser must read the same"
+        print(f"one process, GC paused, the parser's Python source (SSLBENCH_PURE_PYTHON=1): CPU parse "
+              f"{pure_s:.2f} s -> the compiled parser is {pure_s / gc_paused_parse_s:.2f}x as fast per log")
     print(f"result: {measurements} measurements, {records} records, {rows} throughput rows, "
           f"{pk_rows} public-key rows, {lines} table lines")
 
@@ -137,4 +160,9 @@ def main(count: int = 10_000) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    logs_wanted = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    if "--one-process-parse" in sys.argv:  # the child of pure_python_parse
+        parse_cpu, _merge, _sizes, read = measure_one_process(corpus(logs_wanted), gc_off=True)
+        print(json.dumps([parse_cpu, read]))
+    else:
+        main(logs_wanted)
