@@ -1,4 +1,4 @@
-"""The parser compiled to C with mypyc: the same source, about 1.8x faster per log.
+"""The parser compiled to C with mypyc: the same source, 1.4-1.9x as fast per log (benchmarks/bench_parse.py).
 
 The Python source stays the parser (and the reference the tests compare against); the compiled build is an
 accelerator that is used only while it matches that source exactly:
