@@ -65,11 +65,10 @@ def corpus(count: int) -> list[str]:
 
 def merge_and_render(parsed) -> tuple[int, int, int, int]:
     """Every log's measurements under its host, then the two comparison tables rendered as text."""
-    hosts: dict[str, HostResult] = {}
+    hosts = [HostResult(host=f"host{n:02d}") for n in range(HOSTS)]
     for i, log in enumerate(parsed):
-        host = hosts.setdefault(f"host{i % HOSTS:02d}", HostResult(host=f"host{i % HOSTS:02d}"))
-        host.measurements.extend(log.measurements)
-    records = tables.records(hosts.values())
+        hosts[i % HOSTS].measurements.extend(log.measurements)
+    records = tables.records(hosts)
     headers, rows = tables.throughput_table(records, by="host")
     text = tables.render(headers, tables.display_rows(rows, "table"), "table")
     pk_headers, pk_rows = tables.pk_table(records, by="host")
