@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 
 # The parser compiled with mypyc (see orchestrator/parse/native.py), rebuilt when a parser source changes.
 # Optional: without a C compiler it says so and the pure-Python parser runs (CI sets SSLBENCH_REQUIRE_NATIVE=1).
-$(NATIVE): $(STAMP) $(wildcard orchestrator/parse/*.py)
+$(NATIVE): $(wildcard orchestrator/parse/*.py) | $(STAMP)
 	$(BIN)/python -m orchestrator.parse.native_build $(if $(SSLBENCH_REQUIRE_NATIVE),--require)
 
 # Benchmark this machine through Ansible and print the table.
