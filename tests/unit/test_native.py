@@ -86,12 +86,14 @@ def test_the_fingerprint_changes_with_any_compiled_source(tmp_path):
     assert native.fingerprint(tmp_path) != before
 
 
-def test_sslbench_pure_python_turns_the_build_off(tmp_path, monkeypatch):
+@pytest.mark.parametrize("value, used", [("1", False), ("yes", False), ("0", True), ("", True)])
+def test_sslbench_pure_python_turns_the_build_off(tmp_path, monkeypatch, value, used):
+    monkeypatch.setattr(sys, "path", list(sys.path))
     build_dir = fake_build(tmp_path, native.fingerprint())
-    monkeypatch.setenv(native.PURE_ENV, "1")
+    monkeypatch.setenv(native.PURE_ENV, value)
     package_path: list[str] = []
-    assert not native.enable(package_path, build_dir)
-    assert package_path == []
+    assert native.enable(package_path, build_dir) is used
+    assert package_path == ([str(build_dir / "orchestrator" / "parse")] if used else [])
 
 
 @pytest.mark.parametrize("require, code", [(False, 0), (True, 1)])
