@@ -1,13 +1,16 @@
 """CPU clusters (big.LITTLE and alike), which core to pin a single-thread cell to, and whether
 the pinning really held.
 
-Sources, most trusted first (the first that tells clusters apart wins):
-  1. cpufreq policies: CPUs that share a clock (`related_cpus`) are one cluster.  Per-core
-     policies (x86, some Qualcomm) are grouped again by top clock and cpu_capacity.
-  2. topology `cluster_id`, then `physical_package_id` (older ARM kernels put the cluster there),
-     then `cpu_capacity` (ARM without cpufreq).
-  3. the core type per CPU from /proc/cpuinfo `CPU part` (CpuFacts.cores, parse_cpuinfo).
-  4. one cluster of every CPU seen.
+A cluster is a set of CPUs whose cores are alike: the same core type, capacity and top clock (within
+ALIKE_WITHIN where each CPU has a cpufreq policy of its own). Only cores that really differ in one of those make separate clusters (and get
+their single-thread cells run once each); ids alone never do: x86 kernels give every L2 domain (often
+every core) its own `topology/cluster_id`, and RK3576 reports cluster_id 0 for both of its clusters.
+Per CPU:
+  - core type: /proc/cpuinfo `CPU part` (CpuFacts.cores) on ARM, the hybrid PMU lists
+    (/sys/devices/cpu_core, cpu_atom: Intel P- and E-cores) on x86;
+  - capacity: /sys/devices/system/cpu/cpuN/cpu_capacity;
+  - top clock: `cpuinfo_max_freq` of the cpufreq policy the CPU belongs to.
+What is unknown for every CPU says nothing; what is known for some CPUs only, groups the rest apart.
 Pure: snapshot dicts (orchestrator/parse/conditions.py) and CpuFacts in, plain data out.
 """
 from __future__ import annotations
@@ -18,16 +21,18 @@ from typing import Any
 
 from orchestrator.model import CpuFacts
 
-# sysfs spells "not known" as -1, which some kernels print unsigned
-_UNKNOWN_IDS = {-1, 65535, 4294967295}
+# Where every CPU has its own cpufreq policy (x86), cores of one type whose capacity and top clock differ by at
+# most this fraction are one cluster: Intel's favoured cores turbo 100-200 MHz above their twins.
+ALIKE_WITHIN = 0.05
+HYBRID_CORE_TYPES = {"cpu_core": "P-core", "cpu_atom": "E-core"}  # /sys/devices/<pmu>/cpus on Intel hybrids
 
 
 @dataclass
 class Cluster:
     cpus: list[int]
-    source: str  # "cpufreq", "cluster_id", "physical_package_id", "cpu_capacity", "cpuinfo", "all"
+    source: str  # what tells it from the others: "cpufreq", "cpu_capacity", "cpuinfo", "hybrid", or "all"
     max_khz: int | None = None
-    core: str | None = None  # "Cortex-A76" when cpuinfo names it
+    core: str | None = None  # "Cortex-A76" when cpuinfo names it, "P-core"/"E-core" on Intel hybrids
     capacity: int | None = None  # ARM cpu_capacity (1024 = the biggest core)
 
     @property
@@ -42,81 +47,77 @@ class Cluster:
 
 def detect_clusters(snapshot: dict[str, Any], cpu: CpuFacts | None = None) -> list[Cluster]:
     """Clusters of the online CPUs, fastest first (top clock, then capacity, then CPU number)."""
-    online = snapshot.get("cpus", {}).get("online") or _cpus_from_topology(snapshot) or _cpus_from_stat(snapshot)
+    online = (snapshot.get("cpus", {}).get("online") or _cpus_from_topology(snapshot) or _cpus_from_stat(snapshot)
+              or _cpus_from_policies(snapshot))
     if not online and cpu and cpu.logical_cpus:
         online = list(range(cpu.logical_cpus))
-    cores = list(cpu.cores) if cpu and cpu.cores else []
-    for finder in (_from_cpufreq, _from_topology, _from_cpuinfo):
-        groups = finder(snapshot, online, cores)
-        if len(groups) > 1 or (groups and finder is _from_cpufreq):
-            break
-    else:
-        groups = [Cluster(cpus=list(online), source="all")] if online else []
-    topo = snapshot.get("topology", {})
-    for group in groups:
-        names = {cores[c] for c in group.cpus if c < len(cores)}
-        if group.core is None and len(names) == 1:
-            group.core = names.pop()
-        caps = {topo.get(f"cpu{c}", {}).get("cpu_capacity") for c in group.cpus} - {None}
-        if group.capacity is None and len(caps) == 1:
-            group.capacity = caps.pop()
-    groups.sort(key=lambda g: (-(g.max_khz or 0), -(g.capacity or 0), g.cpus[0]))
-    return groups
-
-
-def _from_cpufreq(snapshot: dict[str, Any], online: list[int], _cores: list[str]) -> list[Cluster]:
-    groups: list[Cluster] = []
-    topo = snapshot.get("topology", {})
-    for name, pol in snapshot.get("policies", {}).items():
-        cpus = [c for c in (pol.get("related_cpus") or pol.get("affected_cpus") or []) if not online or c in online]
-        if not cpus:
-            continue
-        top = pol.get("cpuinfo_max_freq") or max((k for k, _ in pol.get("time_in_state", [])), default=None)
-        groups.append(Cluster(cpus=sorted(cpus), source="cpufreq", max_khz=top))
-    if groups and all(len(g.cpus) == 1 for g in groups) and len(groups) > 1:
-        # one policy per core says nothing about clusters: regroup cores that look alike
-        merged: dict[tuple[Any, ...], Cluster] = {}
-        for g in groups:
-            cap = topo.get(f"cpu{g.cpus[0]}", {}).get("cpu_capacity")
-            key = (g.max_khz, cap)
-            if key in merged:
-                merged[key].cpus.append(g.cpus[0])
-            else:
-                merged[key] = Cluster(cpus=list(g.cpus), source="cpufreq", max_khz=g.max_khz)
-        groups = list(merged.values())
-    return groups
-
-
-def _from_topology(snapshot: dict[str, Any], online: list[int], _cores: list[str]) -> list[Cluster]:
-    topo = snapshot.get("topology", {})
-    # cpu_capacity last: ARM boards without cpufreq still tell big (1024) from LITTLE cores by it
-    for key in ("cluster_id", "physical_package_id", "cpu_capacity"):
-        by_id: dict[int, list[int]] = {}
-        for cpu in online:
-            value = topo.get(f"cpu{cpu}", {}).get(key)
-            if value is None or value in _UNKNOWN_IDS:
-                by_id = {}
-                break
-            by_id.setdefault(value, []).append(cpu)
-        if len(by_id) > 1:
-            return [Cluster(cpus=cpus, source=key) for cpus in by_id.values()]
-    return []
-
-
-def _from_cpuinfo(_snapshot: dict[str, Any], online: list[int], cores: list[str]) -> list[Cluster]:
-    if not cores:
+    if not online:
         return []
-    by_core: dict[str, list[int]] = {}
-    for cpu, name in enumerate(cores):
-        if not online or cpu in online:
-            by_core.setdefault(name, []).append(cpu)
-    return [Cluster(cpus=cpus, source="cpuinfo", core=name) for name, cpus in by_core.items()]
+    traits = _core_traits(snapshot, online, list(cpu.cores) if cpu and cpu.cores else [])
+    policies = snapshot.get("policies", {}).values()
+    # One cpufreq policy per CPU (x86) says nothing about clock domains: there a favoured core's extra turbo
+    # bin is not another cluster. Policies that span CPUs are real clock domains: any difference counts.
+    within = ALIKE_WITHIN if all(len(p.get("related_cpus") or p.get("affected_cpus") or []) <= 1
+                                 for p in policies) else 0.0
+    clusters: list[Cluster] = []
+    for n in sorted(online, key=lambda n: (traits[n][0] or "", -(traits[n][1] or 0), -(traits[n][2] or 0), n)):
+        core, capacity, clock = traits[n]
+        head = clusters[-1] if clusters else None
+        if head and head.core == core and _close(head.capacity, capacity, within) and _close(head.max_khz, clock, within):
+            head.cpus.append(n)
+        else:
+            clusters.append(Cluster(cpus=[n], source="all", core=core, capacity=capacity, max_khz=clock))
+    if len(clusters) > 1:
+        source = _what_differs(clusters)
+        for cluster in clusters:
+            cluster.cpus.sort()
+            cluster.source = source
+    clusters.sort(key=lambda g: (-(g.max_khz or 0), -(g.capacity or 0), g.cpus[0]))
+    return clusters
+
+
+def _close(a: int | None, b: int | None, within: float) -> bool:
+    """Two capacities or top clocks of cores that are alike: both unknown, or at most `within` apart."""
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= within * max(a, b)
+
+
+def _core_traits(snapshot: dict[str, Any], online: list[int], cores: list[str]) -> dict[int, tuple[Any, ...]]:
+    """(core type, capacity, top clock in kHz) per online CPU; None where unknown."""
+    hybrid = {n: HYBRID_CORE_TYPES.get(pmu, pmu) for pmu, cpus in snapshot.get("hybrid", {}).items() for n in cpus}
+    topo = snapshot.get("topology", {})
+    top_clock: dict[int, int] = {}
+    for pol in snapshot.get("policies", {}).values():
+        top = pol.get("cpuinfo_max_freq") or max((k for k, _ in pol.get("time_in_state", [])), default=None)
+        for n in pol.get("related_cpus") or pol.get("affected_cpus") or []:
+            if top:
+                top_clock[n] = top
+    if len(set(cores)) == 1:  # one `CPU part` for the whole file (older kernels): every core is that one
+        cores = cores[:1] * (max(online) + 1)
+    elif len(cores) <= max(online):  # names for some CPUs only: cannot tell which is which
+        cores = []
+    return {n: (hybrid.get(n) or (cores[n] if cores else None),
+                topo.get(f"cpu{n}", {}).get("cpu_capacity"), top_clock.get(n))
+            for n in online}
+
+
+def _what_differs(clusters: list[Cluster]) -> str:
+    """The trait that tells clusters apart, for the record: the core type first, then the clock, then capacity."""
+    if len({c.core for c in clusters}) > 1:
+        return "hybrid" if any(c.core in HYBRID_CORE_TYPES.values() for c in clusters) else "cpuinfo"
+    return "cpufreq" if len({c.max_khz for c in clusters}) > 1 else "cpu_capacity"
 
 
 def _cpus_from_topology(snapshot: dict[str, Any]) -> list[int]:
     names = snapshot.get("topology", {})
     return sorted(int(n[3:]) for n in names if n.startswith("cpu") and n[3:].isdigit()
                   and names[n].get("online", 1) == 1)
+
+
+def _cpus_from_policies(snapshot: dict[str, Any]) -> list[int]:
+    return sorted({n for p in snapshot.get("policies", {}).values()
+                   for n in p.get("related_cpus") or p.get("affected_cpus") or []})
 
 
 def _cpus_from_stat(snapshot: dict[str, Any]) -> list[int]:

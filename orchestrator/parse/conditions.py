@@ -122,6 +122,8 @@ def _open_section(snap: dict[str, Any], section: str, name: str) -> None:
         snap.setdefault("thermal", {}).setdefault(name, {})
     elif section == "topology":
         snap.setdefault("topology", {}).setdefault(name, {})
+    elif section == "hybrid":
+        snap.setdefault("hybrid", {})
     elif section == "crypto":
         snap.setdefault("crypto", [])
     elif section == "swaps":
@@ -263,6 +265,13 @@ def _read_tools(snap: dict[str, Any], _name: str, line: str) -> None:
         snap.setdefault("tools", {})[key] = value  # a bare name (no "/") is a shell builtin or BusyBox applet
 
 
+def _read_hybrid(snap: dict[str, Any], _name: str, line: str) -> None:
+    """`cpu_core 0-11` / `cpu_atom 12-19`: the CPUs of each core type of an Intel hybrid."""
+    key, value = _key_value(line)
+    if key:
+        snap["hybrid"][key] = parse_cpu_list(value)
+
+
 def _read_crypto(snap: dict[str, Any], _name: str, line: str) -> None:
     entry: dict[str, Any] = {}
     for field in line.split():
@@ -312,6 +321,7 @@ _SECTION_READERS = {
     "time_in_state": _read_time_in_state,
     "thermal": _read_thermal,
     "topology": _read_topology,
+    "hybrid": _read_hybrid,
     "meminfo": _read_meminfo,
     "swaps": _read_swaps,
     "throttled": _read_throttled,

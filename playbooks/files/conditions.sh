@@ -157,6 +157,10 @@ sec_topology() {
         done
     done
     [ -n "$_found" ] || note "no /sys/devices/system/cpu/cpuN (no sysfs: topology unknown)"
+    # Intel hybrids list their P-cores and E-cores per PMU: the core type x86's /proc/cpuinfo lacks
+    for _t in cpu_core cpu_atom; do
+        [ -r "$SYSROOT/sys/devices/$_t/cpus" ] && echo "@@ hybrid" && show "$_t" "$SYSROOT/sys/devices/$_t/cpus"
+    done
 }
 
 sec_swap() {

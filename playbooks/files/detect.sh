@@ -65,6 +65,9 @@ for c in $sys/cpu[0-9]*; do
         [ -r "$c/$f" ] && echo "${f#topology/} $(cat "$c/$f" 2>/dev/null)"
     done
 done
+for t in cpu_core cpu_atom; do  # Intel hybrids: P-cores and E-cores
+    [ -r "${SSLBENCH_SYSROOT:-}/sys/devices/$t/cpus" ] && echo "@@ hybrid" && echo "$t $(cat "${SSLBENCH_SYSROOT:-}/sys/devices/$t/cpus")"
+done
 echo "@@ tools"
 command -v taskset >/dev/null 2>&1 && echo "taskset $(command -v taskset)"
 echo "@@sslbench:tmp free kb"

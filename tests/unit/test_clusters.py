@@ -45,16 +45,26 @@ def test_cpuinfo_part_alone_when_sysfs_says_nothing():
     ]
 
 
-def test_topology_ids_on_older_kernels():
-    # before cluster_id existed, ARM kernels put the cluster number in physical_package_id
+def test_topology_ids_alone_are_not_clusters():
+    # before cluster_id existed, ARM kernels put the cluster number in physical_package_id; x86 kernels give each
+    # L2 domain its own cluster_id. Neither says the cores differ.
     old = {"cpus": {"online": [0, 1, 2, 3, 4, 5]},
            "topology": {f"cpu{i}": {"physical_package_id": 0 if i < 4 else 1} for i in range(6)}}
-    clusters = detect_clusters(old)
-    assert sorted(c.cpus for c in clusters) == [[0, 1, 2, 3], [4, 5]]
-    assert {c.source for c in clusters} == {"physical_package_id"}
+    assert [c.cpus for c in detect_clusters(old)] == [[0, 1, 2, 3, 4, 5]]
+    # ... but with the core types from /proc/cpuinfo, the A53s and A72s are two clusters
+    clusters = detect_clusters(old, CpuFacts(cores=["Cortex-A53"] * 4 + ["Cortex-A72"] * 2))
+    assert sorted((c.cpus, c.source, c.core) for c in clusters) == [
+        ([0, 1, 2, 3], "cpuinfo", "Cortex-A53"), ([4, 5], "cpuinfo", "Cortex-A72")]
     new = {"cpus": {"online": [0, 1, 2, 3]},
            "topology": {f"cpu{i}": {"physical_package_id": 0, "cluster_id": i // 2} for i in range(4)}}
-    assert sorted(c.cpus for c in detect_clusters(new)) == [[0, 1], [2, 3]]
+    assert [c.cpus for c in detect_clusters(new)] == [[0, 1, 2, 3]]
+
+
+def test_one_core_name_for_the_whole_file_names_every_core():
+    # older ARM kernels print `CPU part` once, after the processor blocks
+    s = {"cpus": {"online": [0, 1, 2, 3]}, "topology": {f"cpu{i}": {"cluster_id": i} for i in range(4)}}
+    [cluster] = detect_clusters(s, CpuFacts(cores=["Cortex-A7"]))
+    assert cluster.cpus == [0, 1, 2, 3] and cluster.core == "Cortex-A7"
 
 
 def test_per_core_policies_are_regrouped():
@@ -141,13 +151,11 @@ def fake_cpu_tree(root: Path, policies: dict[str, tuple[str, str]], capacities: 
     return root
 
 
-def detected_pins(tmp_path: Path, root: Path, with_taskset: bool = True):
-    from orchestrator.commands.run import HostState, apply_facts
-    from orchestrator.model import HostResult
-
+def detect_output(tmp_path: Path, root: Path, with_taskset: bool = True) -> str:
+    """What detect.sh prints on a host with this /sys (PATH: this machine's basic tools, taskset or not)."""
     bin_dir = tmp_path / ("bin" if with_taskset else "bin-without-taskset")
     bin_dir.mkdir(exist_ok=True)
-    if with_taskset:
+    if with_taskset and not (bin_dir / "taskset").exists():
         (bin_dir / "taskset").write_text("#!/bin/sh\nexit 0\n")
         (bin_dir / "taskset").chmod(0o755)
     for tool in ("cat", "ls", "df", "tail", "awk", "grep", "uname"):
@@ -157,9 +165,20 @@ def detected_pins(tmp_path: Path, root: Path, with_taskset: bool = True):
     out = subprocess.run([shutil.which("sh"), str(DETECT)], capture_output=True, text=True, timeout=30,
                          env={"PATH": str(bin_dir), "SSLBENCH_SYSROOT": str(root)})
     assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def facts_of(text: str):
+    from orchestrator.commands.run import HostState, apply_facts
+    from orchestrator.model import HostResult
+
     state = HostState(name="h", result=HostResult(host="h"))
-    apply_facts(state, out.stdout)
+    apply_facts(state, text)
     return state
+
+
+def detected_pins(tmp_path: Path, root: Path, with_taskset: bool = True):
+    return facts_of(detect_output(tmp_path, root, with_taskset))
 
 
 def test_detect_finds_the_clusters_of_a_big_little_board_and_pins_one_core_of_each(tmp_path):
@@ -201,3 +220,94 @@ def test_cpu_capacity_tells_big_from_little_without_cpufreq(tmp_path):
     (cpu / "online").write_text("0-5\n")
     state = detected_pins(tmp_path, root)
     assert [cpu for cpu, _ in state.pins] == [5, 3]
+
+
+# --- topologies as detect.sh reads them on real machines: identical cores are one cluster whatever their ids ----
+
+TOPOLOGY = DATA / "topology"
+
+
+def sys_tree(root: Path, cpus: dict[int, dict], hybrid: dict[str, str] | None = None) -> Path:
+    """A /sys tree: per CPU {cluster_id, package, capacity, policy, max_khz}; a cpufreq policy lists its CPUs."""
+    base = root / "sys/devices/system/cpu"
+    base.mkdir(parents=True)
+    (base / "online").write_text(f"0-{max(cpus)}\n")
+    policies: dict[str, list[int]] = {}
+    for n, c in cpus.items():
+        topo = base / f"cpu{n}" / "topology"
+        topo.mkdir(parents=True)
+        (topo / "physical_package_id").write_text(f"{c.get('package', 0)}\n")
+        (topo / "cluster_id").write_text(f"{c.get('cluster_id', 65535)}\n")
+        if "capacity" in c:
+            (base / f"cpu{n}" / "cpu_capacity").write_text(f"{c['capacity']}\n")
+        if "policy" in c:
+            policies.setdefault(c["policy"], []).append(n)
+    for name, members in policies.items():
+        d = base / "cpufreq" / name
+        d.mkdir(parents=True)
+        (d / "related_cpus").write_text(" ".join(map(str, members)) + "\n")
+        (d / "cpuinfo_max_freq").write_text(f"{cpus[members[0]]['max_khz']}\n")
+    for pmu, text in (hybrid or {}).items():
+        (root / "sys/devices" / pmu).mkdir(parents=True)
+        (root / "sys/devices" / pmu / "cpus").write_text(text + "\n")
+    return root
+
+
+def pins_of(tmp_path: Path, root: Path, cpuinfo: str | None = None):
+    """What `sslbench run` pins on a host with this /sys (and /proc/cpuinfo text, else this machine's)."""
+    text = detect_output(tmp_path, root)
+    if cpuinfo is not None:
+        head, _, rest = text.partition("@@sslbench:/proc/cpuinfo\n")
+        text = f"{head}@@sslbench:/proc/cpuinfo\n{cpuinfo}\n{rest[rest.index('@@sslbench:'):]}"
+    return facts_of(text).pins
+
+
+def test_real_x86_vm_with_a_cluster_id_per_core_is_one_cluster():
+    # captured: this build VM (2 vCPUs, cluster_id 0 and 1, cpu_capacity 1024 both, no cpufreq)
+    text = (TOPOLOGY / "x86_64-vm-2cpu-cluster-id-per-core.detect.txt").read_text()
+    assert "cluster_id 0" in text and "cluster_id 1" in text
+    state = facts_of(text)
+    assert state.pins == [] and state.pin_note is None
+
+
+def test_many_core_server_is_one_cluster(tmp_path):
+    # 64 cores / 128 threads: a cluster_id per L2 (per core, SMT siblings share it), two packages, one
+    # acpi-cpufreq policy per CPU, a few favoured cores turbo 100 MHz higher (ITMT)
+    cpus = {n: {"cluster_id": n % 64, "package": (n % 64) // 32, "policy": f"policy{n}",
+                "max_khz": 3500000 if n % 64 in (3, 17) else 3400000} for n in range(128)}
+    assert pins_of(tmp_path, sys_tree(tmp_path / "epyc", cpus)) == []
+
+
+def test_intel_hybrid_pins_a_p_core_and_an_e_core(tmp_path):
+    # Alder Lake: 4 P-cores with SMT (cpus 0-7) and 8 E-cores (8-15), a policy per CPU, P 4.7 GHz, E 3.6 GHz
+    cpus = {n: {"cluster_id": n // 2 if n < 8 else 4 + (n - 8) // 4, "policy": f"policy{n}",
+                "max_khz": 4700000 if n < 8 else 3600000} for n in range(16)}
+    root = sys_tree(tmp_path / "adl", cpus, hybrid={"cpu_core": "0-7", "cpu_atom": "8-15"})
+    assert pins_of(tmp_path, root) == [(7, "P-core"), (15, "E-core")]
+
+
+def test_rk3576_two_core_types_in_one_cluster_id(tmp_path):
+    # ArmSoM Sige5 as sbc-bench reported it (tests/data/console/sbc-bench-armsom-sige5-full-report.txt):
+    # cluster 0 for every CPU, policy0 = cpu0-3 at 2208 MHz (A53), policy4 = cpu4-7 at 2304 MHz (A72)
+    cpus = {n: {"cluster_id": 0, "policy": "policy0" if n < 4 else "policy4",
+                "max_khz": 2208000 if n < 4 else 2304000} for n in range(8)}
+    cpuinfo = "".join(f"processor\t: {n}\nCPU implementer\t: 0x41\nCPU part\t: {'0xd03' if n < 4 else '0xd08'}\n\n"
+                      for n in range(8))
+    assert pins_of(tmp_path, sys_tree(tmp_path / "rk3576", cpus), cpuinfo) == [(7, "Cortex-A72"), (3, "Cortex-A53")]
+
+
+def test_rk3588_big_clusters_are_one_when_alike_and_two_when_clocked_apart(tmp_path):
+    # Rock 5B: A55 cpu0-3 (policy0, 1.8 GHz, capacity 530), A76 cpu4-5 (policy4) and cpu6-7 (policy6)
+    cpuinfo = (DATA / "facts" / "cpuinfo-aarch64-rock5b-rk3588.txt").read_text()
+
+    def board(a76_khz: tuple[int, int]) -> dict[int, dict]:
+        cpus = {n: {"cluster_id": 0, "policy": "policy0", "max_khz": 1800000, "capacity": 530} for n in range(4)}
+        for n in range(4, 8):
+            cpus[n] = {"cluster_id": 1 + (n - 4) // 2, "policy": "policy4" if n < 6 else "policy6",
+                       "max_khz": a76_khz[n >= 6], "capacity": 1024}
+        return cpus
+
+    alike = pins_of(tmp_path, sys_tree(tmp_path / "alike", board((2400000, 2400000))), cpuinfo)
+    assert alike == [(7, "Cortex-A76"), (3, "Cortex-A55")]
+    binned = pins_of(tmp_path, sys_tree(tmp_path / "binned", board((2256000, 2400000))), cpuinfo)
+    assert binned == [(7, "Cortex-A76 cpu6-7"), (5, "Cortex-A76 cpu4-5"), (3, "Cortex-A55")]
