@@ -354,20 +354,7 @@ def format_eta(seconds: float) -> str:
 
 # --- what the detect play printed --------------------------------------------------------------
 
-SECTION_MARK = "@@sslbench:"
 PACKAGE_MANAGERS = ("apk", "opkg", "/opt/bin/opkg", "apt-get", "dnf", "yum", "pacman")
-
-
-def split_sections(text: str) -> dict[str, str]:
-    """The detect task prints `@@sslbench:<name>` before each file or command output; keys are the names."""
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if line.startswith(SECTION_MARK):
-            current = sections.setdefault(line[len(SECTION_MARK):].strip(), [])
-        elif current is not None:
-            current.append(line)
-    return {name: "\n".join(lines).strip("\n") + ("\n" if any(lines) else "") for name, lines in sections.items()}
 
 
 def first_int(text: str | None) -> int | None:

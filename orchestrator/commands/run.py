@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import budget, clusters, matrix, store, validity
+from orchestrator import budget, clusters, matrix, protocol, store, validity
 from orchestrator.errors import UserError
 from orchestrator.matrix import Cell, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult,
@@ -139,7 +139,7 @@ class HostState:
 
 def apply_facts(state: HostState, detect_stdout: str) -> None:
     """Fill the host's facts from the detect task's output (text in, facts out; parsers do the reading)."""
-    sections = matrix.split_sections(detect_stdout)
+    sections = protocol.split_sections(detect_stdout)
     state.sections = sections
     files = {key: sections[key] for key in _OS_KEYS if key in sections}
     state.result.os = detect_os(files)
@@ -205,51 +205,19 @@ def cell_measurements(cell: Cell, text: str, openssl_version: str | None, rc: in
 
 
 def _tail(text: str, lines: int = 3) -> str:
-    kept = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("@@sslbench")]
-    return " | ".join(kept[-lines:])[:400]
-
-
-def split_logs(stdout: str) -> list[tuple[str, str]]:
-    """(cell id, log text) for every `@@sslbench-log ID` ... `@@sslbench-endlog ID` block a poll printed."""
-    logs = []
-    current: str | None = None
-    lines: list[str] = []
-    for line in stdout.replace("\r\n", "\n").split("\n"):
-        if line.startswith("@@sslbench-log "):
-            current, lines = line.split(" ", 1)[1].strip(), []
-        elif current is not None and line.strip() == f"@@sslbench-endlog {current}":
-            logs.append((current, "\n".join(lines).rstrip("\n") + "\n"))
-            current = None
-        elif current is not None:
-            lines.append(line)
-    return logs
-
-
-def progress_part(stdout: str) -> str:
-    """The progress file as a poll printed it (between `@@sslbench-progress` and the first log/state line)."""
-    text = stdout.replace("\r\n", "\n")
-    if "@@sslbench-progress" not in text:
-        return ""
-    body = text.split("@@sslbench-progress", 1)[1]
-    return re.split(r"^@@sslbench-(?:log|state) ", body, maxsplit=1, flags=re.MULTILINE)[0]
-
-
-def exit_codes(progress_text: str) -> dict[str, int]:
-    codes = {}
-    for line in progress_text.splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and parts[0] == "done":
-            codes[parts[3]] = int(parts[4]) if parts[4].lstrip("-").isdigit() else 1
-    return codes
+    return " | ".join(protocol.without_markers(text)[-lines:])[:400]
 
 
 def failure_reason(event: HostEvent) -> str:
     """One line for the report: which step, and what the host said (last lines: opkg's errors are at the end)."""
-    if "@@sslbench-state died" in event.stdout:
-        return f"{event.task}: the benchmark script on the host died (killed, out of memory, or /tmp wiped?)"
-    if "@@sslbench-state stopped" in event.stdout:
+    state = protocol.state(event.stdout)
+    if state == "died":
+        said = protocol.runner_output(event.stdout).replace("\n", " | ")
+        return (f"{event.task}: the benchmark script on the host died" +
+                (f"; it said: {said}" if said else " (killed, out of memory, or /tmp wiped?)"))
+    if state == "stopped":
         return f"{event.task}: the benchmark was stopped on the host"
-    said = _tail(event.stdout, 4)
+    said = " | ".join(protocol.without_markers(event.stdout)[-4:])[:400]
     what = event.message if event.message and event.message != "non-zero return code" else ""
     parts = [p for p in (what, said) if p]
     if event.rc not in (None, 0):
@@ -301,18 +269,18 @@ class Collector:
         elif event.kind == "failed" and not event.ignored:
             fail(state, HOST_FAILED, failure_reason(event))
             progress.phase, progress.message, changed = "failed", state.result.reason[:80], True
-        if "@@sslbench:" in event.stdout and event.kind == "ok":
+        if protocol.SECTION in event.stdout and event.kind == "ok":
             apply_facts(state, event.stdout)
             self._save_facts(state, event.stdout)
-        if "@@sslbench-progress" in event.stdout:
-            text = progress_part(event.stdout)
-            self.exit_codes.setdefault(event.host, {}).update(exit_codes(text))
+        if protocol.PROGRESS in event.stdout:
+            text = protocol.progress_part(event.stdout)
+            self.exit_codes.setdefault(event.host, {}).update(protocol.exit_codes(text))
             if progress.phase in ("waiting", "detect", "provision"):
                 progress.phase = "bench"
             changed = progress.update(text) or changed
-            for cell_id, log in split_logs(event.stdout):
+            for cell_id, log in protocol.split_logs(event.stdout):
                 self.add_log(state, cell_id, log)
-        if event.kind == "ok" and "@@sslbench-host-done" in str(event.message):
+        if event.kind == "ok" and protocol.HOST_DONE in str(event.message):
             self.finish(state)
             progress.phase, changed = "done", True
         if changed or (self.view.live and event.kind == "retry"):

@@ -1,5 +1,6 @@
 # sslbench detect: print the files and command outputs the controller parses, each after a
 # `@@sslbench:<name>` marker line. POSIX sh for BusyBox ash; every probe is optional.
+echo ""  # a login shell's start-up text without a newline must not glue onto the first marker
 show_file() {
     if [ -r "$1" ]; then
         echo "@@sslbench:$1"

@@ -1,18 +1,22 @@
 # sslbench on-host runner: POSIX sh for BusyBox ash (no arrays, no [[ ]], no +=).
 # It lives in its own work dir (/tmp/sslbench.<run-id>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
 # line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
+#   sh run.sh launch OPENSSL [IDLE_MAX]
+#                             start the runner detached from this SSH session and return once it runs;
+#                             when it cannot start, print what the host said and exit 1
 #   sh run.sh start OPENSSL [IDLE_MAX]
-#                             run every cell in the background, detached from the SSH session; with
-#                             conditions.sh: idle gate (at most IDLE_MAX s, 0 = none) and snapshot first,
-#                             every cell through `conditions.sh cell` (evidence appended to its log),
-#                             snapshot after; logs/conditions-{idle,before,after}.log
+#                             the runner itself (in the foreground): with conditions.sh, idle gate (at most
+#                             IDLE_MAX s, 0 = none) and snapshot first, every cell through `conditions.sh cell`
+#                             (evidence appended to its log), snapshot after; logs/conditions-{idle,before,after}.log
 #   sh run.sh poll            print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs)
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
-# Files: pid (runner pid, also its process group when setsid exists), child.pid, progress, logs/<id>.log
-# (finished cells not yet shipped), shipped/<id>.log.
+# Files: pid (the runner's pid, written by itself), child.pid, progress, runner.out (what the runner itself
+# printed: the host's words when it fails), logs/<id>.log (finished cells not yet shipped), shipped/<id>.log.
+# Every output starts with an empty line: a login shell's start-up text without a newline (a title escape, a
+# banner) then ends on a line of its own instead of gluing onto the first marker.
 MAX_SHIP=12000
 
-cd "$(dirname "$0")" || exit 1
+case $0 in */*) cd "${0%/*}" || exit 1 ;; esac
 
 children_of() {
     # Child pids of $1 from /proc (no pgrep/ps on many routers); field 4 of stat is the parent pid.
@@ -63,10 +67,42 @@ conditions_log() {
     mv "$name.log" "logs/$name.log"
 }
 
+launch() {
+    # HUP ignored before forking (and so in the runner: an ignored signal stays ignored across exec): the
+    # session's pty hangs up as soon as this shell exits. Real OpenWrt BusyBox has no nohup, and 19.07's no
+    # setsid either: without setsid the runner stays in this session, in the background, HUP ignored, with
+    # none of the session's descriptors open.
+    trap '' HUP
+    rm -f pid
+    if command -v setsid >/dev/null 2>&1; then
+        setsid sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+    else
+        sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+    fi
+    launched=$!
+    # The runner writes its pid first thing; wait for it (whole seconds: BusyBox sleep may take no fractions).
+    tries=0
+    while [ ! -s pid ]; do
+        if ! alive "$launched" && [ ! -s pid ]; then
+            echo "the benchmark runner did not start; the host said:"
+            cat runner.out 2>/dev/null
+            exit 1
+        fi
+        tries=$((tries + 1))
+        if [ "$tries" -gt 30 ]; then
+            echo "the benchmark runner did not start within 30 s; the host said:"
+            cat runner.out 2>/dev/null
+            exit 1
+        fi
+        sleep 1
+    done
+    echo "@@sslbench-state started"
+}
+
 run_cells() {
     openssl_bin=$1
     idle_max=${2:-60}
-    echo $$ > pid
+    echo $$ > pid.new && mv pid.new pid
     mkdir -p logs shipped
     total=$(grep -c . cells.txt)
     k=0
@@ -125,7 +161,8 @@ ship_logs() {
         if [ "$sent" -gt 0 ] && [ $((sent + size)) -gt "$MAX_SHIP" ]; then
             return 0
         fi
-        id=$(basename "$log" .log)
+        id=${log##*/}
+        id=${id%.log}
         echo "@@sslbench-log $id"
         cat "$log"
         echo ""
@@ -136,16 +173,24 @@ ship_logs() {
     return 1
 }
 
+runner_state() {
+    if grep -q '^finished' progress 2>/dev/null; then
+        echo finished
+    elif grep -q '^stopped' progress 2>/dev/null; then
+        echo stopped
+    else
+        echo running
+    fi
+}
+
 poll() {
     # The state is read first: once `finished` is in the file every log is in logs/, so this poll
     # ships them all (or says pending); read after shipping, a log moved meanwhile would be lost.
-    state=running
-    if grep -q '^finished' progress 2>/dev/null; then
-        state=finished
-    elif grep -q '^stopped' progress 2>/dev/null; then
-        state=stopped
-    elif [ -f pid ] && ! kill -0 "$(cat pid)" 2>/dev/null; then
-        state=died
+    state=$(runner_state)
+    if [ "$state" = running ] && [ -f pid ] && ! alive "$(cat pid)"; then
+        # Gone: dead only if it did not write `finished` (or `stopped`) just before it exited. Look again.
+        state=$(runner_state)
+        [ "$state" = running ] && state=died
     fi
     # Only the progress lines no earlier poll printed: the whole file grows past what dropbear carries.
     echo "@@sslbench-progress"
@@ -157,6 +202,10 @@ poll() {
     fi
     if ship_logs; then
         state=pending
+    fi
+    if [ "$state" = died ]; then
+        echo "@@sslbench-runner-output"
+        tail -n 5 runner.out 2>/dev/null
     fi
     echo "@@sslbench-state $state"
 }
@@ -183,9 +232,11 @@ stop() {
     echo "@@sslbench-state stopped"
 }
 
+echo ""
 case "$1" in
+    launch) launch "$2" "$3" ;;
     start) run_cells "$2" "$3" ;;
     poll) poll ;;
     stop) stop ;;
-    *) echo "usage: run.sh start OPENSSL [IDLE_MAX] | poll | stop" >&2; exit 2 ;;
+    *) echo "usage: run.sh launch|start OPENSSL [IDLE_MAX] | poll | stop" >&2; exit 2 ;;
 esac

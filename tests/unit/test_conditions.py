@@ -341,31 +341,3 @@ def test_idle_gate_turned_off(shell, tmp_path):
     root = make_sysroot(tmp_path / "r", RK3576)
     gate = parse_idle(run_script(shell, root, "idle-wait", "0", "0.3").stdout)
     assert gate["idle"] is None and gate["reason"] == "disabled" and gate["samples"] == []
-
-
-def test_script_fits_dropbear_in_the_playbook_pieces():
-    # playbooks/sslbench.yml sends the script in pieces of PIECE lines: dropbear refuses commands over
-    # 9000 bytes (MAX_CMD_LEN), and the raw task adds its own wrapper around each piece
-    playbook = (ROOT / "playbooks" / "sslbench.yml").read_text()
-    import re
-
-    match = re.search(r"files/conditions.sh'\)\.splitlines\(\) \| batch\((\d+)\)", playbook)
-    assert match, "the playbook no longer sends conditions.sh in batches of lines"
-    piece = int(match.group(1))
-    lines = SCRIPT.read_text().rstrip("\n").split("\n")
-    # sh -c '...' around the command: every ' becomes '"'"'
-    sizes = [len("\n".join(lines[i:i + piece]).encode()) + 4 * "\n".join(lines[i:i + piece]).count("'")
-             for i in range(0, len(lines), piece)]
-    assert max(sizes) < 7500, sizes
-
-
-def test_real_capture_from_the_busybox_fleet_host():
-    # openwrt1 of tests/rig: BusyBox ash behind dropbear in a chroot with /proc but no /sys
-    snap = parse_conditions((DATA / "rig-openwrt1-busybox-dropbear.txt").read_text())
-    assert snap["label"] == "openwrt1"
-    assert sorted(snap["cpu_times"]) == ["cpu", "cpu0", "cpu1"]
-    assert "no /sys/devices/system/cpu/online" in snap["notes"]
-    assert "no /sys/devices/system/cpu/cpuN (no sysfs: topology unknown)" in snap["notes"]
-    assert "no openssl (engines and providers unknown)" in snap["notes"]
-    assert snap["tools"] == {"taskset": "taskset", "nproc": "nproc"}  # BusyBox applets, no path
-    assert "cpus" not in snap or not snap["cpus"]

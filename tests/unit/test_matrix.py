@@ -164,14 +164,6 @@ def test_request_parsing():
     assert matrix.resolve_threads(req.threads, 3) == [1, 3]
 
 
-def test_split_sections_reads_detect_output_with_pty_line_ends():
-    text = "@@sslbench:/etc/os-release\r\nID=openwrt\r\n@@sslbench:nproc\r\n4\r\n@@sslbench:openssl\r\n\r\n"
-    sections = matrix.split_sections(text)
-    assert sections["/etc/os-release"] == "ID=openwrt\n"
-    assert matrix.first_int(sections["nproc"]) == 4
-    assert sections["openssl"].strip() == ""
-
-
 def test_package_manager_choice_comes_from_what_was_found():
     assert matrix.choose_package_manager(["opkg", "apk"]) == "apk"  # OpenWrt 25 moved to apk
     assert matrix.choose_package_manager(["/opt/bin/opkg"]) == "/opt/bin/opkg"

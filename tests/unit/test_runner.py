@@ -2,8 +2,9 @@
 from pathlib import Path
 
 from orchestrator import matrix, store
-from orchestrator.commands.run import Collector, HostState, apply_facts, cell_measurements, exit_codes, \
-    failure_reason, progress_part, provisioning_decision, split_logs
+from orchestrator.commands.run import Collector, HostState, apply_facts, cell_measurements, failure_reason, \
+    provisioning_decision
+from orchestrator.protocol import exit_codes, progress_part, split_logs
 from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult, Run
 from orchestrator.progress import HostProgress, ProgressView
 from orchestrator.runner import Driver, HostEvent, host_event

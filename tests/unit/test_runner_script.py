@@ -2,6 +2,7 @@
 prints its arguments): arguments arrive intact, progress and logs are shipped in bounded polls, and
 `stop` leaves no process behind."""
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.commands.run import exit_codes, progress_part, split_logs
+from orchestrator.protocol import exit_codes, progress_part, split_logs
 from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle, split_evidence
 
 SCRIPT = Path(__file__).resolve().parents[2] / "playbooks" / "files" / "sslbench-run.sh"
@@ -242,11 +243,96 @@ def test_the_idle_gate_runs_first_and_the_progress_says_so(tmp_path):
     assert gate["idle"] in (True, False) and gate["reason"] in ("load", "quiet", "timeout")
 
 
-@pytest.mark.parametrize("name", ["sslbench-run.sh", "detect.sh"])
-def test_scripts_sent_in_one_command_fit_dropbear(name):
-    # the playbook sends each in one raw command, inside sh -c '...' (every ' becomes '"'"'); dropbear
-    # refuses commands over 9000 bytes (MAX_CMD_LEN), and the task adds a few lines around the script
-    text = (SCRIPT.parent / name).read_text()
-    assert len(text.encode()) + 4 * text.count("'") < 8000
-    for marker in ("{{", "{%", "{#"):  # Jinja would eat them
-        assert marker not in text, marker
+def test_scripts_sent_in_commands_fit_dropbear():
+    # the playbook sends detect.sh in one raw command and run.sh / conditions.sh in pieces of N lines, each
+    # inside sh -c '...' (every ' becomes '"'"'); dropbear refuses commands over 9000 bytes (MAX_CMD_LEN), and
+    # the task adds a few lines around each piece
+    playbook = (SCRIPT.parents[1] / "sslbench.yml").read_text()
+    pieces = [(SCRIPT.parent / "detect.sh").read_text()]
+    for name in ("sslbench-run.sh", "conditions.sh"):
+        match = re.search(rf"files/{name}'\)\.splitlines\(\)\s*\|\s*batch\((\d+)\)", playbook)
+        assert match, f"the playbook no longer sends {name} in batches of lines"
+        lines = (SCRIPT.parent / name).read_text().splitlines()
+        size = int(match.group(1))
+        pieces += ["\n".join(lines[i:i + size]) for i in range(0, len(lines), size)]
+    for text in pieces:
+        assert len(text.encode()) + 4 * text.count("'") < 7500
+        for marker in ("{{", "{%", "{#"):  # Jinja would eat them
+            assert marker not in text, marker
+
+
+# --- launch: detached from the SSH session with nothing but POSIX sh --------------------------------------------
+
+# What a router's BusyBox has and the product may use (no setsid, no nohup: OpenWrt 19.07); dash is the shell,
+# since Debian's busybox-static ash runs its own setsid even without a link to it.
+SH_ONLY_TOOLS = ("sh", "cat", "mv", "rm", "mkdir", "grep", "wc", "head", "tail", "sleep")
+
+
+def sh_only_path(tmp_path, extra: dict[str, str] | None = None) -> str:
+    bin_dir = tmp_path / "sh-only-bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in SH_ONLY_TOOLS:
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    for name, text in (extra or {}).items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return str(bin_dir)
+
+
+def launch_in_a_session_that_hangs_up(work, fake, path):
+    """`sh run.sh launch` on a pty in a session of its own, as sshd runs a raw task; then the pty is closed
+    (the SSH connection ends: SIGHUP to the session). Returns what the launch printed and its exit status."""
+    import pty
+
+    pid, master = pty.fork()
+    if pid == 0:  # the child: the session leader on the pty, as the user's shell under sshd
+        os.chdir(work)
+        os.execve("/bin/sh", ["sh", "./run.sh", "launch", str(fake), "0"], {"PATH": path})
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    os.close(master)  # the hang-up
+    return out.decode(errors="replace"), os.waitstatus_to_exitcode(status)
+
+
+def test_launch_without_setsid_or_nohup_survives_the_session_hangup(tmp_path):
+    work, fake = workdir(tmp_path, [("001-t", "speed table"), ("002-t", "speed table")])
+    path = sh_only_path(tmp_path)
+    assert subprocess.run(["/bin/sh", "-c", "command -v setsid || command -v nohup"], env={"PATH": path},
+                          capture_output=True).returncode != 0  # provably absent
+    out, code = launch_in_a_session_that_hangs_up(work, fake, path)
+    assert code == 0 and "@@sslbench-state started" in out, out
+    runner = int((work / "pid").read_text())
+    assert alive(runner)
+    deadline = time.time() + 20
+    while time.time() < deadline and alive(runner):
+        time.sleep(0.2)
+    poll = subprocess.run(["/bin/sh", str(work / "run.sh"), "poll"], capture_output=True, text=True,
+                          env={"PATH": path}).stdout
+    assert "@@sslbench-state finished" in poll and [c for c, _ in split_logs(poll)] == ["001-t", "002-t"]
+
+
+def test_a_runner_that_cannot_start_shows_the_hosts_own_words(tmp_path):
+    work, fake = workdir(tmp_path, [("001-t", "speed table")])
+    broken = "#!/bin/sh\necho 'setsid: failed to execute sh: Operation not permitted' >&2\nexit 1\n"
+    out, code = launch_in_a_session_that_hangs_up(work, fake, sh_only_path(tmp_path, {"setsid": broken}))
+    assert code == 1 and "did not start" in out and "setsid: failed to execute sh: Operation not permitted" in out
+
+
+def test_a_runner_that_finished_between_two_looks_is_not_dead(tmp_path):
+    # the poll reads the state, then finds the pid gone: it looks at the state again before saying "died"
+    work, fake = workdir(tmp_path, [("001-a", "speed -mr")])
+    assert sh(work, "start", str(fake)).returncode == 0
+    (work / "pid").write_text("999999\n")  # no such process
+    assert "@@sslbench-state finished" in sh(work, "poll").stdout
+    (work / "progress").write_text("start 1 1 001-a\n")  # not finished, and its pid gone: dead
+    (work / "runner.out").write_text("sh: ./run.sh: line 80: openssl: Input/output error\n")
+    out = sh(work, "poll").stdout
+    assert "@@sslbench-state died" in out and "Input/output error" in out

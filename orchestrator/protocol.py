@@ -1,0 +1,100 @@
+"""What the scripts on the hosts print to the controller, and how it is split again: the one place that knows
+the `@@sslbench` markers of playbooks/files/detect.sh and sslbench-run.sh.
+
+  detect.sh       `@@sslbench:NAME` before each file or command output (SECTION)
+  run.sh poll     `@@sslbench-progress`, new progress lines, `@@sslbench-log ID` … `@@sslbench-endlog ID` per
+                  shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
+                  `@@sslbench-state STATE` last
+  run.sh launch   `@@sslbench-state started`
+
+A login shell may print text before the command's output (a `.bashrc` setting the terminal title, a board
+banner), without a newline: `own_lines` puts every marker back at the start of a line of its own.
+Pure: text in, plain data out.
+"""
+from __future__ import annotations
+
+import re
+
+MARK = "@@sslbench"
+SECTION = "@@sslbench:"
+PROGRESS = "@@sslbench-progress"
+LOG = "@@sslbench-log "
+ENDLOG = "@@sslbench-endlog "
+RUNNER_OUTPUT = "@@sslbench-runner-output"
+STATE = "@@sslbench-state "
+HOST_DONE = "@@sslbench-host-done"
+
+_GLUED_MARK = re.compile(r"(?<=[^\n])(?=" + MARK + ")")
+
+
+def own_lines(text: str) -> str:
+    """Line ends made `\\n`, and every marker at the start of a line, whatever came before it."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _GLUED_MARK.sub("\n", text) if MARK in text else text
+
+
+def split_sections(text: str) -> dict[str, str]:
+    """detect.sh's output: the text after each `@@sslbench:<name>` line, keyed by the name."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in own_lines(text).split("\n"):
+        if line.startswith(SECTION):
+            current = sections.setdefault(line[len(SECTION):].strip(), [])
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines).strip("\n") + ("\n" if any(lines) else "") for name, lines in sections.items()}
+
+
+def split_logs(stdout: str) -> list[tuple[str, str]]:
+    """(cell id, log text) for every `@@sslbench-log ID` … `@@sslbench-endlog ID` block a poll printed."""
+    logs = []
+    current: str | None = None
+    lines: list[str] = []
+    for line in own_lines(stdout).split("\n"):
+        if line.startswith(LOG):
+            current, lines = line[len(LOG):].strip(), []
+        elif current is not None and line.strip() == f"{ENDLOG}{current}":
+            logs.append((current, "\n".join(lines).rstrip("\n") + "\n"))
+            current = None
+        elif current is not None:
+            lines.append(line)
+    return logs
+
+
+def progress_part(stdout: str) -> str:
+    """The progress lines a poll printed (between `@@sslbench-progress` and the next marker)."""
+    text = own_lines(stdout)
+    if PROGRESS not in text:
+        return ""
+    body = text.split(PROGRESS, 1)[1]
+    return re.split("^" + MARK, body, maxsplit=1, flags=re.MULTILINE)[0]
+
+
+def exit_codes(progress_text: str) -> dict[str, int]:
+    """Cell id -> openssl's exit code, from the runner's `done K TOTAL ID RC` progress lines."""
+    codes = {}
+    for line in progress_text.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0] == "done":
+            codes[parts[3]] = int(parts[4]) if parts[4].lstrip("-").isdigit() else 1
+    return codes
+
+
+def state(stdout: str) -> str | None:
+    """The runner's state a poll or launch printed last: started, running, pending, finished, stopped, died."""
+    found = re.findall("^" + STATE + r"(\w+)", own_lines(stdout), flags=re.MULTILINE)
+    return found[-1] if found else None
+
+
+def runner_output(stdout: str) -> str:
+    """What a dead runner printed last (its shell's error, say), as a poll shipped it."""
+    text = own_lines(stdout)
+    if RUNNER_OUTPUT not in text:
+        return ""
+    body = text.split(RUNNER_OUTPUT, 1)[1]
+    return re.split("^" + MARK, body, maxsplit=1, flags=re.MULTILINE)[0].strip()
+
+
+def without_markers(text: str) -> list[str]:
+    """The lines of an output that are not markers (what the host said around them), stripped, non-empty."""
+    return [line.strip() for line in own_lines(text).split("\n") if line.strip() and not line.startswith(MARK)]
