@@ -88,10 +88,11 @@ def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS) ->
     blocks: list[Block] = [Heading("sslbench report", 1)]
     blocks.append(Table(["run", "created", "source", "hosts"],
                         [[r.run_id, r.created, r.source, len(r.hosts)] for r in runs]))
-    failed = [(run, h) for run in runs for h in run.hosts if not h.measurements]
+    failed = tables.failed_hosts(runs)
     if failed:
-        blocks.append(Note("Without results: " + "; ".join(
-            f"{h.host} ({h.status}{': ' + h.reason if h.reason else ''})" for _, h in failed)))
+        blocks.append(Heading("Hosts that failed"))
+        blocks.append(Table(["host", "run", "status", "reason"],
+                            [[r["host"], r["run_id"], r["status"], r["reason"]] for r in failed]))
     if not series:
         blocks.append(Note("No host has any measurement."))
         return blocks

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 from tabulate import tabulate
 
 from orchestrator.errors import UserError
-from orchestrator.model import ERROR, OK, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
+from orchestrator.model import ERROR, HOST_OK, OK, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
 from orchestrator.units import UNITS, convert, fmt_number
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -86,6 +86,12 @@ def records(host_results: Iterable[HostResult], run_id: str | None = None) -> li
 def records_from_runs(runs: Iterable[Run]) -> list[dict[str, Any]]:
     """Records of every host of every run, tagged with the run id."""
     return [r for run in runs for r in records(run.hosts, run_id=run.run_id)]
+
+
+def failed_hosts(runs: Iterable[Run]) -> list[dict[str, Any]]:
+    """One record per host that failed or was unreachable: host, run, its status and reason (no figures)."""
+    return [{"run_id": run.run_id, "host": h.host, "status": h.status, "reason": h.reason or ""}
+            for run in runs for h in run.hosts if h.status != HOST_OK]
 
 
 def records_from_log(log: ParsedLog, host: str | None = None) -> list[dict[str, Any]]:

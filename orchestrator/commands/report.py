@@ -13,8 +13,9 @@ from orchestrator.model import Run
 PAGE_FORMATS = ("html",)  # written by orchestrator/report.py to -o FILE
 
 # What `--format json` prints per record (the table's raw data, not display strings).
-JSON_FIELDS = ("run_id", "host", "algorithm", "block_size", "threads", "api", "bytes_per_second", "operation",
-               "ops_per_second", "status", "reason", "repeat", "openssl_version", "flags")
+# A host that failed or was unreachable is one more row: its host status and reason, no figures.
+JSON_FIELDS = ("run_id", "host", "algorithm", "block_size", "threads", "api", "cpu", "bytes_per_second",
+               "operation", "ops_per_second", "status", "reason", "repeat", "openssl_version", "flags")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,11 +52,13 @@ def report_command(args: argparse.Namespace) -> int:
 def render_runs(runs: Iterable[Run], fmt: str = "table") -> str:
     runs = list(runs)
     rows = tables.records_from_runs(runs)
+    failed = tables.failed_hosts(runs)
     if fmt == "json":
-        return json.dumps([{k: r.get(k) for k in JSON_FIELDS} for r in rows], indent=2)
+        return json.dumps([{k: r.get(k) for k in JSON_FIELDS} for r in rows + failed], indent=2)
     by_run = len(runs) > 1
     if by_run:  # the same host in two runs: keep them apart
         rows = [dict(r, host=f"{r['host']} ({r['run_id']})") for r in rows]
+        failed = [dict(r, host=f"{r['host']} ({r['run_id']})") for r in failed]
     parts = []
     headers, body = tables.throughput_table(rows)
     if body:
@@ -63,6 +66,9 @@ def render_runs(runs: Iterable[Run], fmt: str = "table") -> str:
     headers, body = tables.pk_table(rows)
     if body:
         parts.append(tables.render(headers, tables.display_rows(body, fmt), fmt))
-    if not parts:
+    if not parts and not failed:
         return "(no measurements)"
+    if failed:
+        parts.append(tables.render(["host", "status", "reason"], [[r["host"], r["status"], r["reason"]] for r in failed],
+                                   fmt))
     return "\n\n".join(parts)

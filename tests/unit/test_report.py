@@ -140,7 +140,8 @@ def test_markdown_links_png_files_next_to_it(tmp_path):
 def test_report_of_hosts_without_results(tmp_path):
     empty = run("x", [HostResult("down", status="unreachable", reason="ssh: timeout")])
     text = report.render_markdown([empty], tmp_path / "e.md").read_text()
-    assert "down (unreachable: ssh: timeout)" in text and "No host has any measurement" in text
+    assert "## Hosts that failed" in text and "No host has any measurement" in text
+    assert [c.strip() for c in text.split("| down ")[1].split("|")[1:4]] == ["x", "unreachable", "ssh: timeout"]
 
 
 def test_openssl_capability_bits_from_cpuinfo_line():
@@ -238,3 +239,37 @@ def test_report_tables_keep_each_cluster_of_a_pinned_host_apart(tmp_path):
     text = report.render_markdown([run("r1", [r])], tmp_path / "r.md").read_text()
     assert "| 1 Cortex-A72" in text and "| 1 Cortex-A53" in text
     assert "900 MB/s" in text and "400 MB/s" in text  # each cluster's own figure, not their median (650)
+
+
+# --- `sslbench report` / the table `sslbench run` prints: every host, failed ones with their reason --------------
+
+def fleet_run():
+    big_little = HostResult(host="rock5b", measurements=[
+        Measurement("aes-128-gcm", 1024, 1.5e9, threads=1, api="evp", cpu="Cortex-A76"),
+        Measurement("aes-128-gcm", 1024, 0.5e9, threads=1, api="evp", cpu="Cortex-A55"),
+        Measurement("aes-128-gcm", 1024, 6.1e9, threads=8, api="evp"),
+        Measurement("ed25519", None, None, threads=1, operation="sign", ops_per_second=2345.6, cpu="Cortex-A76")])
+    cut = HostResult(host="router", status="failed", reason="bench: 2 of 3 cells did not finish",
+                     measurements=[Measurement("aes-128-gcm", 1024, 2.0e7, threads=1, api="evp")])
+    gone = HostResult(host="ddwrt", status="unreachable", reason="detect: ssh: connect to host 10.0.0.9 port 22: "
+                                                                "No route to host")
+    return run("20261203-120000", [big_little, cut, gone])
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
+def test_report_lists_every_host_failed_ones_with_status_and_reason(fmt, golden):
+    from orchestrator.commands.report import render_runs
+
+    golden(f"report-fleet-with-failures.{fmt}", render_runs([fleet_run()], fmt) + "\n")
+
+
+def test_report_json_rows_tell_pinned_clusters_apart():
+    import json
+
+    from orchestrator.commands.report import render_runs
+
+    rows = json.loads(render_runs([fleet_run()], "json"))
+    assert {r["cpu"] for r in rows if r["host"] == "rock5b" and r["threads"] == 1} == {"Cortex-A76", "Cortex-A55"}
+    assert [(r["host"], r["status"], r["reason"]) for r in rows if r["algorithm"] is None] == [
+        ("router", "failed", "bench: 2 of 3 cells did not finish"),
+        ("ddwrt", "unreachable", "detect: ssh: connect to host 10.0.0.9 port 22: No route to host")]
