@@ -7,14 +7,16 @@ small `HostEvent`; nothing here parses benchmark output.
 """
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -82,6 +84,93 @@ def host_event(event: dict[str, Any]) -> HostEvent | None:
                      message=message.strip(), ignored=bool(data.get("ignore_errors")), rc=res.get("rc"))
 
 
+@dataclass
+class AnsibleOptions:
+    """The ansible-playbook options a user types, passed through unchanged (`sslbench run -u pi -K ...`).
+
+    Passwords asked for with -k / -K / --ask-vault-pass are read once on this terminal and given to
+    ansible-playbook's own prompts through ansible-runner's pexpect answers: they stay in memory, never on a
+    command line, in a file or in run.json."""
+
+    user: str | None = None
+    become: bool = False
+    extra_vars: list[str] = field(default_factory=list)
+    private_key: str | None = None
+    ssh_common_args: str | None = None
+    vault_password_files: list[str] = field(default_factory=list)
+    verbosity: int = 0
+    passwords: dict[str, str] = field(default_factory=dict)  # prompt regex -> answer
+
+    # ansible-playbook's prompts, as pexpect patterns (ansible/cli/__init__.py)
+    PROMPTS = {"ask_pass": ("--ask-pass", r"^SSH password:\s*$", "SSH password: "),
+               "ask_become_pass": ("--ask-become-pass", r"^BECOME password.*:\s*$", "BECOME password: "),
+               "ask_vault_pass": ("--ask-vault-pass", r"^Vault password.*:\s*$", "Vault password: ")}
+
+    @classmethod
+    def from_args(cls, args: Any, ask: Callable[[str], str] = getpass.getpass) -> AnsibleOptions:
+        options = cls(user=args.user, become=args.become, extra_vars=list(args.extra_vars or []),
+                      private_key=args.private_key, ssh_common_args=args.ssh_common_args,
+                      vault_password_files=list(args.vault_password_file or []), verbosity=args.verbose or 0)
+        for name, (_flag, pattern, prompt) in cls.PROMPTS.items():
+            if getattr(args, name, False):
+                try:
+                    options.passwords[pattern] = ask(prompt)
+                except (EOFError, KeyboardInterrupt):
+                    raise UserError(f"no answer to '{prompt.strip()}' (asked for by --{name.replace('_', '-')})")
+        return options
+
+    def cmdline(self) -> list[str]:
+        args: list[str] = []
+        if self.user:
+            args += ["--user", self.user]
+        if self.become:
+            args.append("--become")
+        for value in self.extra_vars:
+            args += ["--extra-vars", value]
+        if self.private_key:
+            args += ["--private-key", self.private_key]
+        if self.ssh_common_args:
+            args += ["--ssh-common-args", self.ssh_common_args]
+        for path in self.vault_password_files:
+            args += ["--vault-password-file", path]
+        args += [flag for flag, pattern, _prompt in self.PROMPTS.values() if pattern in self.passwords]
+        return args
+
+
+_EXTRA_VARS = re.compile(r"^(-e|--extra-vars)(=?)(.*)$", re.DOTALL)
+
+
+def redacted_command(argv: list[str]) -> list[str]:
+    """The command line as run.json keeps it: extra vars may carry secrets (`-e ansible_become_password=...`), so
+    their values are replaced by *** (keys and `@file` names stay)."""
+    out: list[str] = []
+    redact_next = False
+    for word in argv:
+        if redact_next:
+            out.append(_redact_vars(word))
+            redact_next = False
+            continue
+        match = _EXTRA_VARS.match(word)
+        if match and match.group(3):  # -eVALUE, --extra-vars=VALUE
+            out.append(match.group(1) + match.group(2) + _redact_vars(match.group(3)))
+        else:
+            out.append(word)
+            redact_next = bool(match)
+    return out
+
+
+def _redact_vars(value: str) -> str:
+    if value.startswith("@"):
+        return value
+    if value.lstrip().startswith(("{", "[")):
+        return "***"
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return "***"
+    return " ".join(f"{w.split('=', 1)[0]}=***" if "=" in w else "***" for w in words)
+
+
 def default_inventory() -> Path:
     return _shipped_dir("inventory") / "localhost.yml"
 
@@ -140,9 +229,11 @@ class Driver:
     """Runs the playbook phases of one run against one inventory."""
 
     def __init__(self, run_dir: Path, inventory: Path, *, limit: str | None = None, forks: int | None = None,
-                 insecure_no_host_key_check: bool = False, interrupt: Interrupt | None = None) -> None:
+                 insecure_no_host_key_check: bool = False, interrupt: Interrupt | None = None,
+                 ansible: AnsibleOptions | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.inventory = inventory
+        self.ansible = ansible or AnsibleOptions()
         self.limit = limit
         self.forks = forks
         self.insecure = insecure_no_host_key_check
@@ -184,14 +275,15 @@ class Driver:
              cancellable: bool = True) -> str:
         """Run one playbook phase; returns ansible-runner's status ("successful", "failed", "canceled", ...)."""
         self._calls += 1
-        cmdline = None
+        words = self.ansible.cmdline()
         if extravars:
             # Extra vars in a private file (0600), not on the command line where `ps` shows them.
             vars_file = self.private_dir / f"vars-{self._calls}.json"
             fd = os.open(vars_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(extravars, handle)
-            cmdline = "-e " + shlex.quote("@" + str(vars_file))
+            words += ["-e", "@" + str(vars_file)]
+        cmdline = " ".join(shlex.quote(w) for w in words) or None
 
         def handle(event: dict[str, Any]) -> bool:
             if on_event is not None:
@@ -216,6 +308,8 @@ class Driver:
             forks=self.forks,
             tags=tags,
             cmdline=cmdline,
+            verbosity=self.ansible.verbosity or None,
+            passwords=dict(self.ansible.passwords),
             envvars=self.envvars(),
             suppress_env_files=True,
             quiet=True,

@@ -14,7 +14,7 @@ from orchestrator.commands.run import Collector, add_common_options, add_matrix_
     plan_options_from_args
 from orchestrator.model import HOST_OK, Run
 from orchestrator.progress import ProgressView
-from orchestrator.runner import Driver, Interrupt, resolve_inventory
+from orchestrator.runner import AnsibleOptions, Driver, Interrupt, resolve_inventory
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +38,8 @@ def hosts_command(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="sslbench-hosts-") as scratch, Interrupt() as interrupt, \
             ProgressView(live=False, stream=io.StringIO()) as view, \
             Driver(Path(scratch), inventory, limit=args.limit, forks=args.forks,
-                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt) as driver:
+                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
+                   ansible=AnsibleOptions.from_args(args)) as driver:
         collector = Collector(Run(run_id="hosts", created=""), Path(scratch), view)
         collector.save = lambda: None  # nothing is stored: this is a preview
         plans = detect_and_plan(driver, collector, options, no_provision=args.no_provision,

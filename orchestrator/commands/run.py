@@ -27,7 +27,8 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.progress import ProgressView
-from orchestrator.runner import CLEANUP_PLAYBOOK, Driver, HostEvent, Interrupt, resolve_inventory
+from orchestrator.runner import CLEANUP_PLAYBOOK, AnsibleOptions, Driver, HostEvent, Interrupt, redacted_command, \
+    resolve_inventory
 
 POLL_DELAY = 3  # seconds between progress polls on a host (each costs the controller ~0.5 s of CPU)
 FACTS_FILE = "facts.txt"
@@ -69,6 +70,22 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forks", type=int, metavar="N", help="hosts worked on in parallel (Ansible forks)")
     p.add_argument("--insecure-no-host-key-check", action="store_true",
                    help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
+    ansible = p.add_argument_group("Ansible options", "passed to ansible-playbook as you would type them there; "
+                                                      "passwords are asked once here and never stored")
+    ansible.add_argument("-u", "--user", metavar="USER", help="connect as this user")
+    ansible.add_argument("-k", "--ask-pass", action="store_true", help="ask for the SSH password")
+    ansible.add_argument("-b", "--become", action="store_true", help="run the commands on the hosts with become "
+                                                                      "(sudo): needed to install OpenSSL as non-root")
+    ansible.add_argument("-K", "--ask-become-pass", action="store_true", help="ask for the become (sudo) password")
+    ansible.add_argument("-e", "--extra-vars", action="append", metavar="VARS",
+                         help="key=value, JSON or @file; repeatable (values are not written to run.json)")
+    ansible.add_argument("--private-key", metavar="FILE", help="SSH private key file")
+    ansible.add_argument("--ssh-common-args", metavar="ARGS", help="extra ssh arguments, e.g. '-o ProxyJump=gw'")
+    ansible.add_argument("--vault-password-file", action="append", metavar="FILE",
+                         help="vault password file (for vaulted group_vars); repeatable")
+    ansible.add_argument("-J", "--ask-vault-pass", action="store_true", help="ask for the vault password")
+    ansible.add_argument("-v", "--verbose", action="count", default=0,
+                         help="Ansible's verbosity (-vvv: SSH commands) in ansible-stdout.txt")
 
 
 def add_matrix_options(p: argparse.ArgumentParser) -> None:
@@ -437,13 +454,15 @@ def run_command(args: argparse.Namespace) -> int:
     if args.insecure_no_host_key_check:
         print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
               "network path can impersonate your hosts", file=sys.stderr)
+    ansible = AnsibleOptions.from_args(args)  # passwords first: a Ctrl-C at the prompt leaves no empty run
     run_dir = store.new_run_dir(args.results)
-    run = Run(run_id=run_dir.name, created=store.utc_now(), command=["sslbench", *sys.argv[1:]],
+    run = Run(run_id=run_dir.name, created=store.utc_now(), command=redacted_command(["sslbench", *sys.argv[1:]]),
               matrix=request.to_dict())
     store.save_run(run_dir, run)
     with Interrupt() as interrupt, ProgressView() as view, \
             Driver(run_dir, inventory, limit=args.limit, forks=args.forks,
-                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt) as driver:
+                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
+                   ansible=ansible) as driver:
         collector = Collector(run, run_dir, view)
         plans = {}
         if not interrupt.requested:

@@ -245,3 +245,62 @@ def test_interrupt_turns_sigint_sigterm_and_sighup_into_a_clean_stop():
             os.kill(os.getpid(), signum)  # handled: the test process is not killed
             assert interrupt.requested and interrupt.exit_code == code and interrupt.reason == reason
         assert signal.getsignal(signum) == before  # handlers restored
+
+
+# --- the ansible-playbook options users type, passed through -----------------------------------------------------
+
+def ansible_args(*argv):
+    import argparse
+
+    from orchestrator.commands.run import add_common_options
+
+    parser = argparse.ArgumentParser()
+    add_common_options(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_ansible_options_reach_ansible_playbook_as_typed():
+    from orchestrator.runner import AnsibleOptions
+
+    asked = []
+    args = ansible_args("-u", "pi", "-b", "-K", "-k", "-e", "a=1", "--extra-vars", "@more.yml", "--private-key",
+                        "~/.ssh/board", "--ssh-common-args", "-o ProxyJump=gw", "--vault-password-file", "vp",
+                        "-J", "-vvv")
+    options = AnsibleOptions.from_args(args, ask=lambda prompt: asked.append(prompt) or f"pw-{len(asked)}")
+    assert asked == ["SSH password: ", "BECOME password: ", "Vault password: "]
+    assert options.cmdline() == ["--user", "pi", "--become", "--extra-vars", "a=1", "--extra-vars", "@more.yml",
+                                 "--private-key", "~/.ssh/board", "--ssh-common-args", "-o ProxyJump=gw",
+                                 "--vault-password-file", "vp", "--ask-pass", "--ask-become-pass",
+                                 "--ask-vault-pass"]
+    assert options.verbosity == 3
+    # each answer goes to its own prompt of ansible-playbook (its exact prompt texts)
+    import re
+
+    answers = {re.compile(p, re.M): a for p, a in options.passwords.items()}
+    for prompt, answer in (("SSH password: ", "pw-1"), ("BECOME password[defaults to SSH password]: ", "pw-2"),
+                           ("BECOME password: ", "pw-2"), ("Vault password: ", "pw-3")):
+        assert [a for p, a in answers.items() if p.search(prompt)] == [answer]
+    assert not any("pw-" in word for word in options.cmdline())
+    assert AnsibleOptions.from_args(ansible_args()).cmdline() == []
+
+
+def test_a_prompt_left_unanswered_is_a_user_error():
+    import pytest
+
+    from orchestrator.errors import UserError
+    from orchestrator.runner import AnsibleOptions
+
+    def eof(_prompt):
+        raise EOFError
+
+    with pytest.raises(UserError, match="BECOME password"):
+        AnsibleOptions.from_args(ansible_args("-K"), ask=eof)
+
+
+def test_run_json_keeps_extra_var_names_not_values():
+    from orchestrator.runner import redacted_command
+
+    assert redacted_command(["sslbench", "run", "-e", "ansible_become_password=s3cret x=1", "--extra-vars=@v.yml",
+                             "-e{\"ansible_password\": \"pw\"}", "-eflag=on", "--extra-vars", "k='a b'", "-i", "inv"]) == [
+        "sslbench", "run", "-e", "ansible_become_password=*** x=***", "--extra-vars=@v.yml", "-e***", "-eflag=***",
+        "--extra-vars", "k=***", "-i", "inv"]
