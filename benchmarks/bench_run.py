@@ -1,7 +1,8 @@
 """Does measuring through sslbench change the figures, and what does the orchestration cost?
 
-Interleaves, for the same cells on this machine: `openssl speed` run directly (before and after),
-and `sslbench run` (Ansible, ansible_connection: local).  Prints
+Interleaves, for the same cells on this machine: `openssl speed -elapsed` run directly (before and after:
+the cells' own arguments, wall-clock timing as sslbench runs them), and `sslbench run` (Ansible,
+ansible_connection: local).  Prints
   - per cell, the ratio sslbench / direct (target: within +-5 %), and the median ratio;
   - the run's wall time / the sum of the cells' benchmark seconds (target: <= 1.10 x + 5 s). The run uses the
     default idle gate (issue 6): the time it waited for this machine to calm down after the direct runs is

@@ -24,6 +24,7 @@ APIS = ("evp", "legacy")
 
 SIZES_OLD = (16, 64, 256, 1024, 8192)  # up to 1.0.2, and LibreSSL
 SIZES_NEW = (16, 64, 256, 1024, 8192, 16384)  # from 1.1.0
+TIMING = "elapsed"  # every cell runs with -elapsed (wall clock), recorded in run.json's matrix
 FIXED_SECONDS = 3  # speed.c SECONDS: symmetric cells where -seconds does not exist
 FIXED_PUBKEY_SECONDS = 10  # speed.c RSA_SECONDS / ECDSA_SECONDS ...: per public-key operation
 
@@ -133,6 +134,7 @@ class MatrixRequest:
         return {
             "algorithms": list(self.algorithms), "sizes": list(self.sizes) if self.sizes else None,
             "threads": list(self.threads), "apis": list(self.apis), "seconds": self.seconds, "repeat": self.repeat,
+            "timing": TIMING,
         }
 
 
@@ -238,7 +240,9 @@ def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
                           f"public-key cells {FIXED_PUBKEY_SECONDS} s per operation")
     sym_seconds = seconds or FIXED_SECONDS
     pk_seconds = seconds or FIXED_PUBKEY_SECONDS
-    timing = ["-seconds", str(seconds)] if seconds else []
+    # -elapsed: figures by wall clock, what the box delivered (openssl's default divides by its own user CPU
+    # time, which reads high on a loaded box); the idle gate and the busy flag say when it was not a fair moment
+    timing = ["-elapsed", *(["-seconds", str(seconds)] if seconds else [])]
 
     # Which block sizes, and how: `-bytes N` cells, or the default table filtered afterwards.
     if request.sizes is None:

@@ -57,11 +57,11 @@ def test_openssl_3_default_matrix_evp_legacy_and_threads():
     assert {c.threads for c in p.cells} == {1, 4}
     gcm4 = next(c for c in p.cells if c.algorithm == "aes-128-gcm" and c.threads == 4)
     # options before the algorithm name (1.1.0+ refuses `speed aes-128-gcm -multi 4`)
-    assert gcm4.args == ["speed", "-mr", "-seconds", "1", "-multi", "4", "-evp", "aes-128-gcm"]
+    assert gcm4.args == ["speed", "-mr", "-elapsed", "-seconds", "1", "-multi", "4", "-evp", "aes-128-gcm"]
     legacy_cbc = next(c for c in p.cells if c.algorithm == "aes-256-cbc" and c.api == "legacy" and c.threads == 1)
-    assert legacy_cbc.args == ["speed", "-mr", "-seconds", "1", "aes-256-cbc"]
+    assert legacy_cbc.args == ["speed", "-mr", "-elapsed", "-seconds", "1", "aes-256-cbc"]
     rsa = next(c for c in p.cells if c.algorithm == "rsa2048" and c.threads == 1)
-    assert rsa.api is None and rsa.args == ["speed", "-mr", "-seconds", "1", "rsa2048"] and rsa.seconds == 2
+    assert rsa.api is None and rsa.args == ["speed", "-mr", "-elapsed", "-seconds", "1", "rsa2048"] and rsa.seconds == 2
 
 
 def test_one_cpu_host_does_not_run_multi_twice():
@@ -73,6 +73,8 @@ def test_one_cpu_host_does_not_run_multi_twice():
 def test_openssl_1_0_2_unsupported_cells_and_fixed_time():
     p = plan("OpenSSL 1.0.2u  20 Dec 2019", cpus=2, seconds=1)
     assert not any("-seconds" in c.args or "-bytes" in c.args for c in p.cells)
+    assert all(c.args[1:3] == ["-mr", "-elapsed"] for c in p.cells)  # wall clock in every version
+    assert p.cells and matrix.MatrixRequest().to_dict()["timing"] == "elapsed"
     assert not any(c.algorithm in ("chacha20-poly1305", "ed25519") for c in p.cells)
     unsupported = {(m.algorithm, m.threads) for m in p.unsupported}
     assert ("chacha20-poly1305", 1) in unsupported and ("ed25519", 2) in unsupported
@@ -97,8 +99,8 @@ def test_openssl_1_1_0_has_chacha_but_no_ed25519_or_seconds():
 def test_openssl_1_1_1_sizes_become_bytes_cells():
     p = plan("1.1.1w", cpus=1, sizes=(16, 16384), algorithms=("aes-128-gcm",), apis=("evp",), seconds=1)
     assert [c.args for c in p.cells] == [
-        ["speed", "-mr", "-seconds", "1", "-bytes", "16", "-evp", "aes-128-gcm"],
-        ["speed", "-mr", "-seconds", "1", "-bytes", "16384", "-evp", "aes-128-gcm"],
+        ["speed", "-mr", "-elapsed", "-seconds", "1", "-bytes", "16", "-evp", "aes-128-gcm"],
+        ["speed", "-mr", "-elapsed", "-seconds", "1", "-bytes", "16384", "-evp", "aes-128-gcm"],
     ]
     assert [c.sizes for c in p.cells] == [(16,), (16384,)]
     assert p.eta_seconds == 2
