@@ -37,6 +37,10 @@ PLAYBOOK_DIR = _shipped_dir("playbooks")
 MAIN_PLAYBOOK = "sslbench.yml"
 CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
+# What ssh says when the connection to a proxy (ProxyJump/ProxyCommand) hop closed before the host answered.
+# With ControlPersist (Ansible's default) ssh sends the hop's own error to /dev/null: the connection is tried
+# again without a master (diagnose_unreachable) to hear it.
+PROXY_CLOSED = "Connection closed by UNKNOWN port 65535"
 
 # Runner events we turn into HostEvents; everything else is still accepted (never rejected: a
 # rejected event vanishes from ansible-runner's stats) but ignored.
@@ -272,7 +276,7 @@ class Driver:
 
     def play(self, *, tags: str | None = None, extravars: dict[str, Any] | None = None,
              on_event: Callable[[HostEvent], None] | None = None, playbook: str = MAIN_PLAYBOOK,
-             cancellable: bool = True) -> str:
+             cancellable: bool = True, limit: str | None = None) -> str:
         """Run one playbook phase; returns ansible-runner's status ("successful", "failed", "canceled", ...)."""
         self._calls += 1
         words = self.ansible.cmdline()
@@ -304,7 +308,7 @@ class Driver:
             project_dir=str(PLAYBOOK_DIR),
             playbook=str(PLAYBOOK_DIR / playbook),
             inventory=str(self.inventory),
-            limit=self.limit,
+            limit=limit or self.limit,
             forks=self.forks,
             tags=tags,
             cmdline=cmdline,
@@ -320,6 +324,19 @@ class Driver:
         )
         self.last_stdout = self._save_stdout(result)
         return str(result.status)
+
+    def diagnose_unreachable(self, hosts: list[str]) -> dict[str, str]:
+        """host -> the message of one more connection without an SSH master (ssh_args without ControlPersist,
+        so a proxy hop's stderr is not sent to /dev/null), for hosts whose hop failed silently."""
+        found: dict[str, str] = {}
+
+        def keep(event: HostEvent) -> None:
+            if event.kind == "unreachable" and event.message:
+                found[event.host] = event.message
+
+        self.play(tags="detect", extravars={"ansible_ssh_args": "-o ControlMaster=no"}, on_event=keep,
+                  limit=",".join(hosts), cancellable=True)
+        return found
 
     def _save_stdout(self, result: Any) -> str:
         try:

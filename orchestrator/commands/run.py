@@ -27,7 +27,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.progress import ProgressView
-from orchestrator.runner import CLEANUP_PLAYBOOK, AnsibleOptions, Driver, HostEvent, Interrupt, redacted_command, \
+from orchestrator.runner import CLEANUP_PLAYBOOK, PROXY_CLOSED, AnsibleOptions, Driver, HostEvent, Interrupt, redacted_command, \
     resolve_inventory
 
 POLL_DELAY = 3  # seconds between progress polls on a host (each costs the controller ~0.5 s of CPU)
@@ -418,12 +418,21 @@ def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions |
     """Detect every host, install OpenSSL where needed (unless dry_run), and plan each usable host."""
     status = driver.play(tags="detect", on_event=collector.on_event)
     if not collector.hosts and status != "successful":
-        said = _tail(driver.last_stdout, 4) or status
-        raise UserError(f"Ansible failed before reaching any host: {said}")
+        errors = [line for line in protocol.without_markers(driver.last_stdout) if "ERROR" in line]
+        said = " | ".join(errors[-2:]) or _tail(driver.last_stdout, 4) or status
+        hint = ("; give the vault password with --vault-password-file FILE or --ask-vault-pass"
+                if "vault" in said.lower() else "")
+        raise UserError(f"Ansible failed before reaching any host: {said.rstrip('.') if hint else said}{hint}")
     if not collector.hosts:
         raise UserError(f"no hosts matched in {driver.inventory}" +
                         (f" with --limit {driver.limit}" if driver.limit else "") +
                         "; check the inventory and the host pattern")
+    hidden = [name for name, state in collector.hosts.items()
+              if state.result.status == HOST_UNREACHABLE and PROXY_CLOSED in (state.result.reason or "")]
+    if hidden:  # a jump host failed: ask again without an SSH master, to hear why
+        for name, message in driver.diagnose_unreachable(hidden).items():
+            state = collector.hosts[name]
+            state.result.reason = f"{state.result.reason.split(':', 1)[0]}: {message}"
     installs = {}
     for name, state in collector.hosts.items():
         if state.result.status != HOST_OK:
