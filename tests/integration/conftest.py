@@ -5,6 +5,7 @@ Tests marked `rig` are skipped, with the reason, when the fleet is not up; they 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,9 @@ RIG_PY = RIG_DIR / "rig.py"
 INVENTORY = RIG_DIR / "inventory.yml"
 SSH_CONFIG = RIG_DIR / "state" / "ssh_config"
 KNOWN_HOSTS = RIG_DIR / "state" / "known_hosts"
+# debian1's sudo password is in a vaulted group_vars file (tests/rig/group_vars/debian/vault.yml), as users keep
+# theirs: every Ansible run against the whole inventory needs the vault password, like a user's ansible.cfg gives it.
+VAULT_PASSWORD_FILE = RIG_DIR / "state" / "vault-pass"
 
 
 def rig_cli(*args: str) -> subprocess.CompletedProcess:
@@ -33,6 +37,17 @@ def inventory_hosts(path: Path = INVENTORY) -> dict[str, dict]:
             hosts[name] = {"family": family, "address": hostvars["ansible_host"],
                            "port": hostvars["ansible_port"], "vars": dict(hostvars)}
     return hosts
+
+
+def said(host, command: str) -> str:
+    """A command's output on a testinfra host, without the start-up text raspbian1's shell prints first (a
+    banner, then a title escape ending in BEL, no newline): testinfra's own probes (host.file, system_info)
+    trip over it, as they would on such a board."""
+    return host.run(command).stdout.split("\x07")[-1]
+
+
+def exists_on(host, path: str) -> bool:
+    return said(host, f"[ -e {path} ] && echo exists || echo absent").strip() == "exists"
 
 
 def _unavailable_reason() -> str | None:
@@ -60,9 +75,10 @@ def _skip_rig_tests_without_fleet(request):
 
 @pytest.fixture(scope="session")
 def rig_inventory(_rig_unavailable) -> Path:
-    """Path of the fleet's Ansible inventory (one group per family)."""
+    """Path of the fleet's Ansible inventory (one group per family); the vault password in the environment."""
     if _rig_unavailable:
         pytest.skip(_rig_unavailable)
+    os.environ["ANSIBLE_VAULT_PASSWORD_FILE"] = str(VAULT_PASSWORD_FILE)
     return INVENTORY
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import said
 
 RIG_DIR = Path(__file__).resolve().parents[1] / "rig"
 sys.path.insert(0, str(RIG_DIR))
@@ -19,8 +20,8 @@ SSH_CONFIG = rig.STATE / "ssh_config"
 
 pytestmark = pytest.mark.rig
 
-FAMILIES = {"raspbian", "armbian", "openwrt", "ddwrt", "centos"}
-HOST_NAMES = [h.name for h in rig.HOSTS]
+FAMILIES = set(rig.FAMILIES)
+HOST_NAMES = [h.name for h in rig.HOSTS if h.in_inventory]
 
 
 def ssh_with_inventory_vars(hostvars: dict, command: str, known_hosts: Path | None = None):
@@ -52,9 +53,11 @@ def installed_since_up(host, path: str) -> bool:
 
 def test_inventory_has_one_group_per_family_and_checks_host_keys(rig_hosts):
     assert {h["family"] for h in rig_hosts.values()} == FAMILIES
+    assert set(rig_hosts) == set(HOST_NAMES)
     for name, h in rig_hosts.items():
         v = h["vars"]
-        assert v["ansible_user"] == "root"
+        assert v["ansible_user"] == rig.HOSTS_BY_NAME[name].user
+        assert v.get("ansible_become", False) == (v["ansible_user"] != "root")
         assert h["address"].startswith("127."), "test hosts live on loopback only"
         assert Path(v["ansible_ssh_private_key_file"]).is_file()
         assert "StrictHostKeyChecking=yes" in v["ansible_ssh_common_args"]
@@ -70,7 +73,7 @@ def test_inventory_has_one_group_per_family_and_checks_host_keys(rig_hosts):
 def test_ssh_login_with_the_inventory_and_host_key_checking(rig_hosts, name):
     result = ssh_with_inventory_vars(rig_hosts[name]["vars"], "echo alive-$((40 + 2))")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "alive-42"
+    assert result.stdout.rstrip().endswith("alive-42")  # raspbian1's shell prints its start-up text first
 
 
 @pytest.mark.parametrize("name", ["raspbian1", "openwrt1"])  # one OpenSSH host, one dropbear host
@@ -112,6 +115,7 @@ def test_openwrt_is_a_busybox_dropbear_box_without_python_sftp_or_openssl(testin
     assert not host.file("/usr/libexec/sftp-server").exists
     assert host.file("/usr/sbin/dropbear").exists
     assert "DISTRIB_ARCH='mipsel_24kc'" in host.file("/etc/openwrt_release").content_string
+    assert "DISTRIB_RELEASE='19.07.10'" in testinfra_host("openwrt2").file("/etc/openwrt_release").content_string
     h = rig_hosts["openwrt1"]
     banner = subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/{h['address']}/{h['port']}; head -c 20 <&3"],
                             capture_output=True, text=True, timeout=10).stdout
@@ -143,7 +147,9 @@ def test_opkg_update_and_install_openssl_util(openwrt_pristine):
     assert "Installing openssl-util (" in install.stdout and "Configuring libopenssl3." in install.stdout
     version = host.run("openssl version")
     assert version.rc == 0 and re.match(r"OpenSSL 3\.\d+\.\d+", version.stdout)
-    assert host.run("file_is_mips=$(od -An -tx1 -j18 -N1 /usr/bin/openssl); echo $file_is_mips").stdout.strip() == "08"
+    # e_machine 8: MIPS (read from the controller: a router's BusyBox has no od)
+    openssl = rig.host_root(rig.HOSTS_BY_NAME["openwrt1"]) / "usr/bin/openssl"
+    assert openssl.read_bytes()[18] == 8
     listed = host.run("opkg list-installed").stdout
     assert re.search(r"^openssl-util - 3\.", listed, re.M) and re.search(r"^libopenssl3 - ", listed, re.M)
     again = run_rc(host, "opkg install openssl-util")
@@ -209,10 +215,10 @@ def test_armbian_has_no_openssl_and_apt_points_at_the_reachable_mirror(testinfra
 
 def test_raspbian_is_armv7l_with_openssl_111_and_python(testinfra_host):
     host = testinfra_host("raspbian1")
-    assert host.run("uname -m").stdout.strip() == "armv7l"
-    assert host.run("openssl version").stdout.startswith("OpenSSL 1.1.1")
-    assert host.run("python3 -c 'import sys; print(sys.version_info[:2] >= (3, 8))'").stdout.strip() == "True"
-    assert 'ID=raspbian' in host.file("/etc/os-release").content_string
+    assert said(host, "uname -m").strip() == "armv7l"
+    assert said(host, "openssl version").startswith("OpenSSL 1.1.1")
+    assert said(host, "python3 -c 'import sys; print(sys.version_info[:2] >= (3, 8))'").strip() == "True"
+    assert 'ID=raspbian' in said(host, "cat /etc/os-release")
 
 
 # --- centos: CentOS 7 release files, yum (stand-in) over the real rpm, no python3 -------------
@@ -260,5 +266,94 @@ def test_ansible_raw_and_script_work_on_every_host(rig_inventory, rig_hosts, tmp
     script = tmp_path / "probe.sh"
     script.write_text("#!/bin/sh\necho script-ran-in \"$(pwd)\"\n")
     hosts = ansible_adhoc(rig_inventory, "openwrt:ddwrt", "-m", "script", "-a", str(script))
-    assert set(hosts) == {"openwrt1", "ddwrt1"}
+    assert set(hosts) == {"openwrt1", "openwrt2", "ddwrt1", "ddwrt2"}
     assert all("script-ran-in" in line for line in hosts.values())
+
+
+# --- as strict as the field: applets, /sys, a sudo user, start-up junk, a host behind a jump host ---------------
+
+# What the real firmware's default BusyBox lacks (tests/rig/busybox/README.md: OpenWrt's Config-defaults.in of
+# 19.07.10 and 23.05.5, DD-WRT's build rules), so the product must not rely on it there.
+ABSENT = {
+    "openwrt1": ("nohup", "setsid", "timeout", "nproc"),  # 23.05.5
+    "openwrt2": ("nohup", "setsid", "taskset", "timeout", "nproc"),  # 19.07.10
+    "ddwrt1": ("setsid", "taskset", "timeout", "nproc", "mktemp", "pgrep"),
+    "ddwrt2": ("setsid", "taskset", "timeout", "nproc", "mktemp", "pgrep"),
+}
+PRESENT = {"openwrt1": ("taskset", "mktemp", "pgrep"), "openwrt2": ("mktemp", "pgrep"), "ddwrt1": ("nohup",),
+           "ddwrt2": ("nohup",)}
+
+
+@pytest.mark.parametrize("name", sorted(ABSENT))
+def test_router_applets_the_product_must_not_rely_on_are_really_absent(testinfra_host, name):
+    host = testinfra_host(name)
+    for applet in ABSENT[name]:
+        assert host.run(f"command -v {applet}").rc != 0, applet
+        # not compiled in either: no link can bring it back (Debian's busybox-static would run it)
+        called = host.run(f"busybox {applet} true")
+        assert called.rc == 127 and f"{applet}: applet not found" in called.stderr, applet
+    for applet in PRESENT[name]:
+        assert host.run(f"command -v {applet}").rc == 0, applet
+    busybox = rig.host_root(rig.HOSTS_BY_NAME[name]) / "bin/busybox"
+    described = subprocess.run(["file", "-L", str(busybox)], capture_output=True, text=True).stdout
+    assert "dynamically linked" in described, described
+
+
+@pytest.mark.parametrize("name", HOST_NAMES)
+def test_sys_is_mounted_read_only_everywhere(testinfra_host, name):
+    host = testinfra_host(name)
+    assert said(host, "[ -d /sys/devices/system/cpu/cpu0 ] && echo cpu0-seen").strip() == "cpu0-seen"
+    mounted = [line.split() for line in said(host, "cat /proc/mounts").splitlines()]
+    [options] = [fields[3] for fields in mounted if fields[1] == "/sys"]
+    assert options.split(",")[0] == "ro"
+
+
+def test_debian1_logs_in_as_a_user_and_installs_through_sudo_with_a_password(testinfra_host):
+    host = testinfra_host("debian1")
+    assert host.run("id -un").stdout.strip() == rig.SUDO_USER and host.run("id -u").stdout.strip() != "0"
+    assert host.run("command -v openssl").rc != 0 or installed_since_up(host, "/usr/bin/openssl")
+    refused = host.run("sudo -n true")
+    assert refused.rc != 0 and "password is required" in refused.stderr
+    accepted = host.run(f"printf '%s\\n' {rig.sudo_password()} | sudo -S -p '' id -u")
+    assert accepted.rc == 0 and accepted.stdout.strip() == "0"
+    # the same password logs in over SSH (sslbench -k), root cannot log in at all
+    h = rig.HOSTS_BY_NAME["debian1"]
+    root = subprocess.run(["ssh", "-F", str(SSH_CONFIG), "-l", "root", "debian1", "true"], capture_output=True,
+                          text=True, timeout=30)
+    assert root.returncode == 255
+    login = subprocess.run(["sshpass", "-p", rig.sudo_password(), "ssh", "-o", "BatchMode=no", "-o",
+                            "PubkeyAuthentication=no", "-o", f"UserKnownHostsFile={rig.STATE / 'known_hosts'}",
+                            "-p", str(h.port), f"{rig.SUDO_USER}@{h.address}", "echo password-ok"],
+                           capture_output=True, text=True, timeout=30)
+    assert login.returncode == 0 and "password-ok" in login.stdout, login.stderr
+
+
+def test_become_password_is_vaulted_in_group_vars(rig_inventory):
+    vault = rig.GROUP_VARS / "debian" / "vault.yml"
+    text = vault.read_text()
+    assert text.startswith("$ANSIBLE_VAULT;") and rig.sudo_password() not in text
+    env = {k: v for k, v in os.environ.items() if k != "ANSIBLE_VAULT_PASSWORD_FILE"}
+    view = subprocess.run([str(Path(sys.executable).parent / "ansible-vault"), "view", "--vault-password-file",
+                           str(rig.VAULT_PASSWORD_FILE), str(vault)], capture_output=True, text=True, env=env)
+    assert view.returncode == 0 and rig.sudo_password() in view.stdout
+
+
+def test_raspbian1_shell_prints_start_up_text_without_a_newline(rig_hosts):
+    result = ssh_with_inventory_vars(rig_hosts["raspbian1"]["vars"], "echo first-output")
+    assert result.returncode == 0
+    banner, title_and_output = result.stdout.split("\n", 1)[0], result.stdout.split("\n", 1)[1]
+    assert "start-up banner" in banner
+    # the title escape has no newline: the command's first output glues onto it
+    assert re.match(r"\x1b\]0;[^\x07]*\x07first-output$", title_and_output.rstrip("\n")), repr(title_and_output)
+
+
+def test_ddwrt2_is_reachable_only_through_jump1(testinfra_host, rig_hosts):
+    h = rig_hosts["ddwrt2"]
+    direct = subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/{h['address']}/{h['port']}"], capture_output=True,
+                            text=True, timeout=10)
+    assert direct.returncode != 0  # nothing listens there in this machine's network namespace
+    assert "ProxyJump=jump1" in h["vars"]["ansible_ssh_common_args"]
+    assert testinfra_host("ddwrt2").run("nvram get DD_BOARD").rc == 0
+    shell = subprocess.run(["ssh", "-F", str(SSH_CONFIG), "jump1", "echo should-not-run"], capture_output=True,
+                           text=True, timeout=30)
+    assert "should-not-run" not in shell.stdout  # the jump host forwards, it gives no shell

@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -44,11 +45,19 @@ KEYS = CACHE / "keys"
 LOGS = CACHE / "logs"
 
 FEED_ADDRESS, FEED_PORT = "127.0.0.20", 2280
-OPENWRT_RELEASE, OPENWRT_ARCH, OPENWRT_TARGET = "23.05.5", "mipsel_24kc", "ramips/mt7621"
-FEED_BASE_PATH = f"releases/{OPENWRT_RELEASE}/packages/{OPENWRT_ARCH}/base"
-FEED_CORE_PATH = f"releases/{OPENWRT_RELEASE}/targets/{OPENWRT_TARGET}/packages"
+# OpenWrt release -> (package arch, target, Debian suite and arch whose binaries stand in): openwrt1 is a MIPS
+# router (MT7621) with 23.05's OpenSSL 3.0; openwrt2 an IPQ4019 ARM router on 19.07 with OpenSSL 1.1.1
+# (Debian has no bullseye mipsel any more, and 19.07 shipped 1.1.1).
+OPENWRT = {"23.05.5": ("mipsel_24kc", "ramips/mt7621", "bookworm", "mipsel"),
+           "19.07.10": ("arm_cortex-a7_neon-vfpv4", "ipq40xx/generic", "bullseye", "armhf")}
+DEBIAN_TRIPLET = {"mipsel": "mipsel-linux-gnu", "armhf": "arm-linux-gnueabihf"}
 CENTOS_REPO = "/var/cache/sslbench-repo"  # inside the centos host
 QEMU_ARCHES = ("arm", "aarch64", "mipsel")
+BUSYBOX_DIR = RIG_DIR / "busybox"  # the firmwares' BusyBox configurations (see its README.md)
+# The hosts behind the jump host live in a network namespace of their own, with its own loopback: from this
+# machine's namespace nothing reaches them; jump1's sshd runs in there, started per connection from here.
+HIDDEN_NETNS = "sslbench-rig-hidden"
+SUDO_USER = "bench"  # debian1's login: not root, installs through sudo with a password
 
 
 @dataclass(frozen=True)
@@ -60,16 +69,25 @@ class Host:
     server: str  # "openssh" (this machine's sshd, ChrootDirectory) or "dropbear" (chrooted)
     base: str  # the cached root file system it runs on
     readonly: bool = False  # read-only root with a tmpfs /tmp (DD-WRT)
+    release: str = ""  # the firmware release it is dressed as (OpenWrt)
+    user: str = "root"  # the SSH login
+    behind: str = ""  # reachable only through this jump host (ProxyJump)
+    in_inventory: bool = True  # jump1 is infrastructure (a bastion), not a box to benchmark
 
 
 HOSTS = [
     Host("raspbian1", "raspbian", "127.0.0.21", 2221, "openssh", "raspbian"),
     Host("armbian1", "armbian", "127.0.0.22", 2222, "openssh", "armbian"),
-    Host("openwrt1", "openwrt", "127.0.0.23", 2223, "dropbear", "openwrt"),
+    Host("openwrt1", "openwrt", "127.0.0.23", 2223, "dropbear", "openwrt-23.05", release="23.05.5"),
     Host("ddwrt1", "ddwrt", "127.0.0.24", 2224, "dropbear", "ddwrt", readonly=True),
     Host("centos1", "centos", "127.0.0.25", 2225, "openssh", "centos"),
+    Host("debian1", "debian", "127.0.0.26", 2226, "dropbear", "debian", user=SUDO_USER),
+    Host("openwrt2", "openwrt", "127.0.0.27", 2227, "dropbear", "openwrt-19.07", release="19.07.10"),
+    Host("jump1", "jump", "127.0.0.28", 2228, "jump", "", in_inventory=False),
+    Host("ddwrt2", "ddwrt", "127.0.0.29", 2229, "dropbear", "ddwrt", readonly=True, behind="jump1"),
 ]
 HOSTS_BY_NAME = {h.name: h for h in HOSTS}
+FAMILIES = ("raspbian", "armbian", "openwrt", "ddwrt", "centos", "debian")
 
 # What each cached build is made of. Bump "version" when a builder changes: the digest of the
 # recipe names the cache directory, so a changed recipe is rebuilt and the old build removed.
@@ -78,9 +96,18 @@ RECIPES: dict[str, dict] = {
     "armbian": {"version": 2, "userland": ["arm64", "bookworm", ""]},
     # libssl3 is in the base already (as openssl-libs is on any CentOS 7): the repo has `openssl`.
     "centos": {"version": 3, "userland": ["amd64", "bookworm", "rpm"], "rpms": ["openssl"]},
-    "openwrt": {"version": 1, "debs": ["bookworm", "mipsel", "libc6", "libgcc-s1"]},
-    "ddwrt": {"version": 1, "debs": ["bullseye", "armhf", "openssl", "libssl1.1", "libc6", "libgcc-s1"]},
-    "feed": {"version": 1, "debs": ["bookworm", "mipsel", "openssl", "libssl3", "libatomic1"]},
+    # a Debian box whose login is not root: sudo with a password, dropbear (it checks passwords inside its
+    # chroot, so the user exists only there), no openssl
+    "debian": {"version": 1, "userland": ["amd64", "bookworm", "sudo,dropbear-bin"]},
+    "busybox-src": {"version": 1, "source": ["bookworm", "busybox"]},
+    **{f"busybox-{name}": {"version": 1, "config": name} for name in ("openwrt-23.05", "openwrt-19.07", "ddwrt")},
+    "openwrt-23.05": {"version": 2, "busybox": "openwrt-23.05", "release": "23.05.5", "debs": ["libc6", "libgcc-s1"]},
+    "openwrt-19.07": {"version": 2, "busybox": "openwrt-19.07", "release": "19.07.10", "debs": ["libc6", "libgcc-s1"]},
+    "ddwrt": {"version": 2, "busybox": "ddwrt", "debs": ["bullseye", "armhf", "openssl", "libssl1.1", "libc6",
+                                                         "libgcc-s1"]},
+    # per OpenWrt release (OPENWRT): Debian's OpenSSL of that era (19.07 shipped 1.1.1, 23.05 3.0)
+    "feed": {"version": 2, "releases": {"23.05.5": ["openssl", "libssl3", "libatomic1"],
+                                        "19.07.10": ["openssl", "libssl1.1", "libatomic1"]}},
 }
 
 
@@ -251,7 +278,13 @@ def extract_debs(debs: list[Path], dest: Path) -> None:
 
 def recipe_digest(name: str) -> str:
     main, _ = debian_mirrors()
-    blob = json.dumps({"name": name, "recipe": RECIPES[name], "mirror": main}, sort_keys=True)
+    recipe = dict(RECIPES[name])
+    if "config" in recipe:  # a BusyBox build changes with its configuration and build script
+        recipe["files"] = [hashlib.sha256((BUSYBOX_DIR / f).read_bytes()).hexdigest()
+                           for f in (f"{recipe['config']}.config", "build.sh")]
+    if "busybox" in recipe:  # a root changes with the BusyBox it carries
+        recipe["busybox_build"] = recipe_digest(f"busybox-{recipe['busybox']}")
+    blob = json.dumps({"name": name, "recipe": recipe, "mirror": main}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -274,27 +307,35 @@ def bootstrap_userland(dest: Path, name: str) -> None:
     write(dest / "etc/apt/sources.list", apt_sources(suite, updates=(suite == "bookworm")))
 
 
-def busybox_root(dest: Path, shell: str) -> None:
-    """A root of static BusyBox (Debian's busybox-static) plus Debian's dropbear and its libraries."""
+def copy_with_libraries(binary: Path, dest: Path, target: str) -> None:
+    """A binary of this machine into the root at `target`, with the shared libraries ldd names."""
+    out = dest / target.lstrip("/")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(binary, out)
+    for line in run(["ldd", str(binary)]).stdout.splitlines():
+        parts = line.split()
+        lib = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
+        if lib.startswith("/"):
+            lib_target = dest / lib.lstrip("/")
+            lib_target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(os.path.realpath(lib), lib_target)
+
+
+def busybox_root(dest: Path, shell: str, busybox: Path) -> None:
+    """A root of the firmware's BusyBox (built from its configuration, dynamically linked: a command the
+    firmware lacks is missing here too, whatever links exist) plus Debian's dropbear."""
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "usr/lib", "lib", "etc/dropbear", "root", "tmp",
               "proc", "dev", "sys"):
         (dest / d).mkdir(parents=True, exist_ok=True)
     (dest / "tmp").chmod(0o1777)
-    shutil.copy2("/bin/busybox", dest / "bin/busybox")
-    for applet in run(["/bin/busybox", "--list-full"]).stdout.split():
-        link = dest / applet
-        if applet != "bin/busybox" and not link.exists():
+    copy_with_libraries(busybox / "busybox", dest, "/bin/busybox")
+    # One link per applet, where the firmware installs it (BusyBox's own busybox.links).
+    for applet in (busybox / "busybox.links").read_text().split():
+        link = dest / applet.lstrip("/")
+        if applet != "/bin/busybox" and not link.exists():
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to("/bin/busybox")
-    shutil.copy2("/usr/sbin/dropbear", dest / "usr/sbin/dropbear")
-    ldd = run(["ldd", "/usr/sbin/dropbear"]).stdout
-    for line in ldd.splitlines():
-        parts = line.split()
-        lib = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
-        if lib.startswith("/"):
-            target = dest / lib.lstrip("/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(os.path.realpath(lib), target)
+    copy_with_libraries(Path("/usr/sbin/dropbear"), dest, "/usr/sbin/dropbear")
     write(dest / "etc/passwd", f"root:x:0:0:root:/root:{shell}\n"
           "daemon:*:1:1:daemon:/var:/bin/false\nnobody:*:65534:65534:nobody:/var:/bin/false\n")
     write(dest / "etc/shadow", "root:*:19000:0:99999:7:::\ndaemon:*:0:0:99999:7:::\n"
@@ -304,24 +345,44 @@ def busybox_root(dest: Path, shell: str) -> None:
     write(dest / "etc/hosts", "127.0.0.1 localhost\n")
 
 
-def build_raspbian(dest: Path) -> None:
-    bootstrap_userland(dest, "raspbian")
+def build_userland(dest: Path, name: str) -> None:
+    bootstrap_userland(dest, name)
 
 
-def build_armbian(dest: Path) -> None:
-    bootstrap_userland(dest, "armbian")
+def build_armbian(dest: Path, name: str) -> None:
+    bootstrap_userland(dest, name)
     if (dest / "usr/bin/openssl").exists():
         raise RuntimeError("armbian must start without openssl, but debootstrap installed it")
 
 
-def build_centos(dest: Path) -> None:
-    bootstrap_userland(dest, "centos")
+def build_debian(dest: Path, name: str) -> None:
+    bootstrap_userland(dest, name)
+    if (dest / "usr/bin/openssl").exists():
+        raise RuntimeError("debian must start without openssl, but debootstrap installed it")
+    # The login user; its password hash is set by personalize() (the password lives with the rig's keys).
+    with open(dest / "etc/passwd", "a") as f:
+        f.write(f"{SUDO_USER}:x:1000:1000:sslbench rig:/home/{SUDO_USER}:/bin/bash\n")
+    with open(dest / "etc/group", "a") as f:
+        f.write(f"{SUDO_USER}:x:1000:\n")
+    group = (dest / "etc/group").read_text().replace("\nsudo:x:27:\n", f"\nsudo:x:27:{SUDO_USER}\n")
+    write(dest / "etc/group", group)
+    with open(dest / "etc/shadow", "a") as f:
+        f.write(f"{SUDO_USER}:!:19000:0:99999:7:::\n")
+    home = dest / "home" / SUDO_USER
+    (home / ".ssh").mkdir(parents=True)
+    os.chown(home, 1000, 1000)
+    os.chown(home / ".ssh", 1000, 1000)
+    (home / ".ssh").chmod(0o700)
+
+
+def build_centos(dest: Path, name: str) -> None:
+    bootstrap_userland(dest, name)
     # The package-manager path is yum (stand-in) over the real rpm; openssl is not installed yet.
     repo = dest / CENTOS_REPO.lstrip("/")
     repo.mkdir(parents=True)
     debs = fetch_debs("bookworm", "amd64", RECIPES["centos"]["rpms"])
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        for name, deb in debs.items():
+        for deb in debs.values():
             run(["alien", "--to-rpm", str(deb)], LOGS / "centos.log", cwd=tmp)
         index = []
         for rpm in sorted(Path(tmp).glob("*.rpm")):
@@ -341,33 +402,73 @@ def build_centos(dest: Path) -> None:
     shutil.rmtree(dest / "etc/apt", ignore_errors=True)
 
 
-def build_openwrt(dest: Path) -> None:
-    busybox_root(dest, "/bin/ash")
+def build_busybox_source(dest: Path, name: str) -> None:
+    """Debian's BusyBox source (its patches applied), from the deb-src side of this machine's mirror."""
+    suite, package = RECIPES[name]["source"]
+    main, _ = debian_mirrors()
+    top = CACHE / "apt" / f"src-{suite}"
+    for d in ("lists/partial", "cache/archives/partial"):
+        (top / d).mkdir(parents=True, exist_ok=True)
+    (top / "status").touch()
+    write(top / "sources.list", f"deb-src {main} {suite} main\n")
+    opts = [f"-oDir::Etc::SourceList={top}/sources.list", "-oDir::Etc::SourceParts=/dev/null",
+            f"-oDir::State::Lists={top}/lists", f"-oDir::State::Status={top}/status",
+            f"-oDir::Cache={top}/cache", "-oAPT::Sandbox::User=root"]
+    logf = LOGS / f"{name}.log"
+    run(["apt-get", *opts, "-qq", "update"], logf)
+    run(["apt-get", *opts, "-qq", "source", package], logf, cwd=dest)
+    trees = [d for d in dest.iterdir() if d.is_dir() and (d / "Config.in").exists()]
+    if len(trees) != 1:
+        raise RuntimeError(f"apt-get source {package} gave no single BusyBox tree in {dest}")
+    trees[0].rename(dest / "tree")
+
+
+def build_busybox(dest: Path, name: str) -> None:
+    """BusyBox built with one firmware's configuration (tests/rig/busybox), and where it installs each applet."""
+    config = BUSYBOX_DIR / f"{RECIPES[name]['config']}.config"
+    source = ensure_built("busybox-src") / "tree"
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        tree = Path(tmp) / "tree"
+        shutil.copytree(source, tree, symlinks=True)
+        run(["sh", str(BUSYBOX_DIR / "build.sh"), str(config), str(tree), str(dest / "busybox")], LOGS / f"{name}.log")
+        run(["make", "-C", str(tree), "busybox.links"], LOGS / f"{name}.log")
+        shutil.copy2(tree / "busybox.links", dest / "busybox.links")
+
+
+def build_openwrt(dest: Path, name: str) -> None:
+    busybox_root(dest, "/bin/ash", ensure_built(f"busybox-{RECIPES[name]['busybox']}"))
     # OpenWrt keeps /var in RAM: /var -> /tmp.
     (dest / "var").symlink_to("tmp")
     # The C library of the target architecture is part of the firmware (here glibc, from Debian).
-    debs = fetch_debs("bookworm", "mipsel", ["libc6", "libgcc-s1"])
+    arch, _target, suite, debian_arch = OPENWRT[RECIPES[name]["release"]]
+    debs = fetch_debs(suite, debian_arch, RECIPES[name]["debs"])
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         extract_debs(list(debs.values()), Path(tmp))
         shutil.copytree(Path(tmp) / "lib", dest / "lib", symlinks=True, dirs_exist_ok=True)
+    # STAND-IN: OpenWrt's `wget` is uclient-fetch, which no registry here has; Debian's busybox-static answers
+    # as `wget` only (BusyBox picks the applet by the name it is called by), for the opkg stand-in.
+    (dest / "usr/libexec").mkdir(parents=True, exist_ok=True)
+    shutil.copy2("/bin/busybox", dest / "usr/libexec/wget-standin")
+    (dest / "usr/bin/wget").unlink(missing_ok=True)
+    (dest / "usr/bin/wget").symlink_to("/usr/libexec/wget-standin")
     status = []
-    for name, version in (("base-files", "1565-r24106-10cc5fcd00"), ("busybox", "1.35.0-4"),
-                          ("dropbear", "2022.83-1"), ("libc", "2.36-9"), ("libgcc1", "12.2.0-14"),
-                          ("opkg", "2022-02-24-d038e5b6-2")):
-        status.append(f"Package: {name}\nVersion: {version}\nStatus: install user installed\n"
-                      f"Architecture: {OPENWRT_ARCH}\nInstalled-Time: 1727000000\n")
+    for pkg, version in (("base-files", "1565-r24106-10cc5fcd00"), ("busybox", "1.35.0-4"),
+                         ("dropbear", "2022.83-1"), ("libc", "2.36-9"), ("libgcc1", "12.2.0-14"),
+                         ("opkg", "2022-02-24-d038e5b6-2")):
+        status.append(f"Package: {pkg}\nVersion: {version}\nStatus: install user installed\n"
+                      f"Architecture: {arch}\nInstalled-Time: 1727000000\n")
     write(dest / "usr/lib/opkg/status", "\n".join(status) + "\n")
     (dest / "usr/lib/opkg/info").mkdir(parents=True, exist_ok=True)
 
 
-def build_ddwrt(dest: Path) -> None:
-    busybox_root(dest, "/bin/sh")
+def build_ddwrt(dest: Path, name: str) -> None:
+    busybox_root(dest, "/bin/sh", ensure_built(f"busybox-{RECIPES[name]['busybox']}"))
     # DD-WRT keeps /var and root's home in RAM.
     (dest / "var").symlink_to("tmp/var")
     write(dest / "etc/passwd", "root:x:0:0:Root User,,,:/tmp/root:/bin/sh\n"
           "nobody:*:65534:65534:nobody:/var:/bin/false\n")
     # "In the firmware": OpenSSL 1.1.1 for armv7 from Debian bullseye (1.0.2: see README.md).
-    suite, arch, *names = RECIPES["ddwrt"]["debs"]
+    suite, arch, *names = RECIPES[name]["debs"]
     debs = fetch_debs(suite, arch, names)
     extract_debs(list(debs.values()), dest)
     for junk in ("usr/share/doc", "usr/share/man", "usr/share/lintian", "usr/share/locale", "usr/lib/ssl/misc"):
@@ -377,59 +478,72 @@ def build_ddwrt(dest: Path) -> None:
         raise RuntimeError(f"ddwrt openssl: unexpected version {out!r}")
 
 
-def build_feed(dest: Path) -> None:
-    """The OpenWrt feed: openssl-util and libopenssl3 .ipk around Debian's mipsel binaries."""
-    suite, arch, *names = RECIPES["feed"]["debs"]
-    debs = fetch_debs(suite, arch, names)
-    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        x = Path(tmp)
-        extract_debs(list(debs.values()), x)
-        version = debs["openssl"].name.split("_")[1].split("-")[0] + "-1"
-        libdir = x / "usr/lib/mipsel-linux-gnu"
-        atomic = sorted(libdir.glob("libatomic.so.1*"))[-1]
-        base = [
-            feedlib.Ipk("libopenssl3", version, OPENWRT_ARCH,
-                        "The OpenSSL Project is a collaborative effort to develop a robust, "
-                        "commercial-grade, full-featured, and Open Source toolkit (libraries from Debian).",
-                        depends=["libc", "libatomic1"],
-                        files={"/usr/lib/libcrypto.so.3": libdir / "libcrypto.so.3",
-                               "/usr/lib/libssl.so.3": libdir / "libssl.so.3"}),
-            feedlib.Ipk("openssl-util", version, OPENWRT_ARCH,
-                        "OpenSSL command line tool (Debian's mipsel build).",
-                        depends=["libc", "libopenssl3"], section="utils",
-                        files={"/usr/bin/openssl": x / "usr/bin/openssl"}),
-        ]
-        core = [feedlib.Ipk("libatomic1", "12.2.0-4", OPENWRT_ARCH, "GCC support library (libatomic).",
-                            depends=["libc"], license="GPL-3.0-with-GCC-exception",
-                            files={"/lib/libatomic.so.1": atomic})]
-        feedlib.write_feed(base, dest / FEED_BASE_PATH)
-        feedlib.write_feed(core, dest / FEED_CORE_PATH)
+def feed_paths(release: str) -> tuple[str, str]:
+    """(base, core) package directories of one OpenWrt release in the feed, as on downloads.openwrt.org."""
+    arch, target, _suite, _debian_arch = OPENWRT[release]
+    return f"releases/{release}/packages/{arch}/base", f"releases/{release}/targets/{target}/packages"
 
 
-BUILDERS = {"raspbian": build_raspbian, "armbian": build_armbian, "centos": build_centos,
-            "openwrt": build_openwrt, "ddwrt": build_ddwrt, "feed": build_feed}
+def build_feed(dest: Path, name: str) -> None:
+    """The OpenWrt feeds: openssl-util and libopenssl .ipk around Debian's binaries of each release's era."""
+    for release, debnames in RECIPES[name]["releases"].items():
+        arch, _target, suite, debian_arch = OPENWRT[release]
+        debs = fetch_debs(suite, debian_arch, debnames)
+        soname = "3" if debnames[1] == "libssl3" else "1.1"
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            x = Path(tmp)
+            extract_debs(list(debs.values()), x)
+            version = debs["openssl"].name.split("_")[1].split("-")[0] + "-1"
+            libdir = x / "usr/lib" / DEBIAN_TRIPLET[debian_arch]
+            atomic = sorted(libdir.glob("libatomic.so.1*"))[-1]
+            lib_package = f"libopenssl{soname}"
+            base = [
+                feedlib.Ipk(lib_package, version, arch,
+                            "The OpenSSL Project is a collaborative effort to develop a robust, "
+                            "commercial-grade, full-featured, and Open Source toolkit (libraries from Debian).",
+                            depends=["libc", "libatomic1"],
+                            files={f"/usr/lib/libcrypto.so.{soname}": libdir / f"libcrypto.so.{soname}",
+                                   f"/usr/lib/libssl.so.{soname}": libdir / f"libssl.so.{soname}"}),
+                feedlib.Ipk("openssl-util", version, arch, f"OpenSSL command line tool (Debian's {debian_arch} build).",
+                            depends=["libc", lib_package], section="utils",
+                            files={"/usr/bin/openssl": x / "usr/bin/openssl"}),
+            ]
+            core = [feedlib.Ipk("libatomic1", debs["libatomic1"].name.split("_")[1].split("-")[0] + "-4",
+                                arch, "GCC support library (libatomic).", depends=["libc"],
+                                license="GPL-3.0-with-GCC-exception", files={"/lib/libatomic.so.1": atomic})]
+            base_path, core_path = feed_paths(release)
+            feedlib.write_feed(base, dest / base_path)
+            feedlib.write_feed(core, dest / core_path)
+
+
+BUILDERS = {"raspbian": build_userland, "armbian": build_armbian, "centos": build_centos, "debian": build_debian,
+            "busybox-src": build_busybox_source, "busybox-openwrt-23.05": build_busybox,
+            "busybox-openwrt-19.07": build_busybox, "busybox-ddwrt": build_busybox,
+            "openwrt-23.05": build_openwrt, "openwrt-19.07": build_openwrt, "ddwrt": build_ddwrt, "feed": build_feed}
+_build_locks = {name: threading.Lock() for name in BUILDERS}  # builds wait for the builds they use
 
 
 def ensure_built(name: str) -> Path:
     """Build `name` unless the cache already has this recipe's build; drop other builds of it."""
-    final = build_dir(name)
-    if (final / ".rig-complete").exists():
+    with _build_locks[name]:
+        final = build_dir(name)
+        if (final / ".rig-complete").exists():
+            return final
+        tmp = final.with_name(final.name + ".partial")
+        if tmp.exists():
+            umount_under(tmp)
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        tmp.chmod(0o755)
+        start = time.monotonic()
+        log(f"building {name} (first time or recipe changed; log: {LOGS / (name + '.log')})")
+        BUILDERS[name](tmp, name)
+        (tmp / ".rig-complete").write_text(json.dumps(RECIPES[name]) + "\n")
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+        log(f"built {name} in {time.monotonic() - start:.0f} s")
         return final
-    tmp = final.with_name(final.name + ".partial")
-    if tmp.exists():
-        umount_under(tmp)
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    tmp.chmod(0o755)
-    start = time.monotonic()
-    log(f"building {name} (first time or recipe changed; log: {LOGS / (name + '.log')})")
-    BUILDERS[name](tmp)
-    (tmp / ".rig-complete").write_text(json.dumps(RECIPES[name]) + "\n")
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
-    log(f"built {name} in {time.monotonic() - start:.0f} s")
-    return final
 
 
 def build_all() -> dict[str, Path]:
@@ -440,11 +554,12 @@ def build_all() -> dict[str, Path]:
 
 
 def drop_stale_builds(current: dict[str, Path]) -> None:
-    """Remove builds of older recipes (only while the fleet is down: a running host may use one)."""
-    for name, final in current.items():
-        for old in final.parent.glob(f"{name}-*"):
-            if old != final:
-                shutil.rmtree(old, ignore_errors=True)
+    """Remove builds of older or dropped recipes (only while the fleet is down: a running host may use one)."""
+    keep = set(current.values())
+    for old in (CACHE / "builds").iterdir():
+        if old not in keep:
+            umount_under(old)
+            shutil.rmtree(old, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -479,24 +594,38 @@ def ensure_keys() -> None:
     if not client.exists():
         run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "sslbench-rig", "-f", str(client)])
     write(KEYS / "authorized_keys", (KEYS / "client_ed25519.pub").read_text(), 0o600)
+    for name in ("sudo-password", "vault-password"):  # debian1's login/sudo password; the vault's
+        if not (KEYS / name).exists():
+            write(KEYS / name, secrets.token_urlsafe(18) + "\n", 0o600)
     for host in HOSTS:
         d = KEYS / host.name
         d.mkdir(exist_ok=True)
-        if host.server == "openssh" and not (d / "ssh_host_ed25519_key").exists():
+        if host.server in ("openssh", "jump") and not (d / "ssh_host_ed25519_key").exists():
             run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", host.name,
                  "-f", str(d / "ssh_host_ed25519_key")])
         if host.server == "dropbear" and not (d / "dropbear_ed25519_host_key").exists():
             run(["dropbearkey", "-t", "ed25519", "-f", str(d / "dropbear_ed25519_host_key")])
 
 
+def sudo_password() -> str:
+    return (KEYS / "sudo-password").read_text().strip()
+
+
 def host_public_key(host: Host) -> str:
     d = KEYS / host.name
-    if host.server == "openssh":
+    if host.server in ("openssh", "jump"):
         text = (d / "ssh_host_ed25519_key.pub").read_text()
     else:
         text = run(["dropbearkey", "-y", "-f", str(d / "dropbear_ed25519_host_key")]).stdout
     line = next(l for l in text.splitlines() if l.startswith("ssh-"))
     return " ".join(line.split()[:2])
+
+
+# What a real Raspberry Pi OS login prints on stdout before any command runs (a board banner), and a
+# terminal title set by .bashrc: an escape sequence without a newline, which glues onto the next output.
+STARTUP_JUNK = ("\n# sslbench test rig: start-up output, as board images and .bashrc title settings print it\n"
+                "printf 'Raspberry Pi OS (sslbench test rig): start-up banner\\n'\n"
+                "printf '\\033]0;%s@%s: %s\\007' \"$USER\" raspbian1 \"$PWD\"\n")
 
 
 def personalize(host: Host, base: Path) -> None:
@@ -505,12 +634,28 @@ def personalize(host: Host, base: Path) -> None:
     if fam == "raspbian":
         copy_fixture("raspbian/os-release", base / "etc/os-release")
         copy_fixture("raspbian/os-release", base / "usr/lib/os-release")
+        bashrc = base / "root/.bashrc"
+        text = bashrc.read_text() if bashrc.exists() else ""
+        if STARTUP_JUNK not in text:
+            write(bashrc, text + STARTUP_JUNK)
     elif fam == "armbian":
         copy_fixture("armbian/os-release", base / "etc/os-release")
         copy_fixture("armbian/armbian-release", base / "etc/armbian-release")
         # DNS must work inside, so apt can reach the mirror when provisioning installs openssl.
         write(base / "etc/resolv.conf", Path("/etc/resolv.conf").read_text())
         write(base / "etc/apt/sources.list", apt_sources("bookworm"))
+    elif fam == "debian":
+        write(base / "etc/resolv.conf", Path("/etc/resolv.conf").read_text())
+        write(base / "etc/apt/sources.list", apt_sources("bookworm"))
+        # sudo looks up this machine's host name (the chroot shares it)
+        write(base / "etc/hosts", f"127.0.0.1 localhost {socket.gethostname()}\n")
+        hashed = run(["openssl", "passwd", "-6", "-stdin"], input=sudo_password() + "\n").stdout.strip()
+        shadow = [f"{SUDO_USER}:{hashed}:19000:0:99999:7:::" if line.startswith(f"{SUDO_USER}:") else line
+                  for line in (base / "etc/shadow").read_text().splitlines()]
+        write(base / "etc/shadow", "\n".join(shadow) + "\n", 0o640)
+        home = base / "home" / SUDO_USER / ".ssh"
+        write(home / "authorized_keys", (KEYS / "authorized_keys").read_text(), 0o600)
+        os.chown(home / "authorized_keys", 1000, 1000)
     elif fam == "centos":
         copy_fixture("centos/redhat-release", base / "etc/redhat-release")
         copy_fixture("centos/redhat-release", base / "etc/centos-release")
@@ -518,33 +663,36 @@ def personalize(host: Host, base: Path) -> None:
         copy_fixture("centos/os-release", base / "usr/lib/os-release")
         copy_fixture("centos/yum", base / "usr/bin/yum", 0o755)
     elif fam == "openwrt":
-        copy_fixture("openwrt/openwrt_release", base / "etc/openwrt_release")
-        copy_fixture("openwrt/os-release", base / "usr/lib/os-release")
+        release = f"openwrt/{host.release}"
+        copy_fixture(f"{release}/openwrt_release", base / "etc/openwrt_release")
+        copy_fixture(f"{release}/os-release", base / "usr/lib/os-release")
         if not (base / "etc/os-release").is_symlink():
             (base / "etc/os-release").symlink_to("../usr/lib/os-release")
-        copy_fixture("openwrt/banner", base / "etc/banner")
+        copy_fixture(f"{release}/banner", base / "etc/banner")
         copy_fixture("openwrt/opkg", base / "bin/opkg", 0o755)
         feeds = f"http://{FEED_ADDRESS}:{FEED_PORT}"
+        base_path, core_path = feed_paths(host.release)
         write(base / "etc/opkg/distfeeds.conf",
               "# sslbench test rig: the feeds, served on loopback by `rig.py up`.\n"
-              f"src/gz openwrt_core {feeds}/{FEED_CORE_PATH}\n"
-              f"src/gz openwrt_base {feeds}/{FEED_BASE_PATH}\n")
+              f"src/gz openwrt_core {feeds}/{core_path}\n"
+              f"src/gz openwrt_base {feeds}/{base_path}\n")
         write(base / "etc/opkg.conf", "dest root /\ndest ram /tmp\nlists_dir ext /var/opkg-lists\n"
               "option overlay_root /overlay\noption check_signature\n")
     elif fam == "ddwrt":
         copy_fixture("ddwrt/nvram", base / "usr/sbin/nvram", 0o755)
-    if host.server == "dropbear":
+    if host.server == "dropbear" and not host.readonly:  # DD-WRT's keys live in RAM (mount_host)
         key = base / "etc/dropbear/dropbear_ed25519_host_key"
         key.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(KEYS / host.name / "dropbear_ed25519_host_key", key)
         key.chmod(0o600)
-        if not host.readonly:
+        if host.user == "root":
             write(base / "root/.ssh/authorized_keys", (KEYS / "authorized_keys").read_text(), 0o600)
             (base / "root/.ssh").chmod(0o700)
 
 
 def mount_host(host: Host, base: Path) -> None:
-    """Mount the host's root afresh: an overlay on its cached base (or a read-only bind)."""
+    """Mount the host's root afresh: an overlay on its cached base (or a read-only bind), with this machine's
+    /sys read-only (cpufreq, topology and thermal code runs against a real x86 topology)."""
     d, root = host_dir(host), host_root(host)
     umount_under(d)
     for sub in ("upper", "work"):
@@ -562,18 +710,24 @@ def mount_host(host: Host, base: Path) -> None:
     run(["mount", "-t", "proc", "proc", str(root / "proc")])
     run(["mount", "--bind", "/dev", str(root / "dev")])
     run(["mount", "--bind", "/dev/pts", str(root / "dev/pts")])
+    run(["mount", "--bind", "/sys", str(root / "sys")])
+    run(["mount", "-o", "remount,bind,ro", str(root / "sys")])
     if host.family in ("openwrt", "ddwrt"):
         run(["mount", "-t", "tmpfs", "-o", "mode=1777,size=64m", "tmpfs", str(root / "tmp")])
     if host.family == "openwrt":
         (root / "tmp/run").mkdir(parents=True, exist_ok=True)
     if host.family == "ddwrt":
-        # What DD-WRT's boot writes into RAM: /var, root's home with the key from nvram, the banner.
+        # What DD-WRT's boot writes into RAM: /var, root's home with the key from nvram, the host key, the banner.
         (root / "tmp/var/run").mkdir(parents=True)
         home = root / "tmp/root/.ssh"
         home.mkdir(parents=True)
         home.chmod(0o700)
         (root / "tmp/root").chmod(0o700)
         write(home / "authorized_keys", (KEYS / "authorized_keys").read_text(), 0o600)
+        key = root / "tmp/etc/dropbear/dropbear_ed25519_host_key"
+        key.parent.mkdir(parents=True)
+        shutil.copyfile(KEYS / host.name / "dropbear_ed25519_host_key", key)
+        key.chmod(0o600)
         copy_fixture("ddwrt/loginprompt", root / "tmp/loginprompt")
 
 
@@ -654,37 +808,86 @@ Subsystem sftp internal-sftp
     return conf
 
 
+def jump_config(host: Host) -> Path:
+    """jump1: a bastion that only forwards to the hosts behind it (no shell), run per connection inside the
+    hidden network namespace by socat listening here."""
+    targets = " ".join(f"{h.address}:{h.port}" for h in HOSTS if h.behind == host.name)
+    conf = host_dir(host) / "sshd_config"
+    write(conf, f"""# sslbench test rig: {host.name}, a jump host; sshd -i in {HIDDEN_NETNS}, one per connection.
+HostKey {KEYS / host.name / 'ssh_host_ed25519_key'}
+PidFile none
+AuthorizedKeysFile {KEYS / 'authorized_keys'}
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+AllowTcpForwarding yes
+PermitOpen {targets}
+ForceCommand /bin/false
+PermitTTY no
+X11Forwarding no
+""")
+    return conf
+
+
+def in_netns(host: Host, cmd: list[str]) -> list[str]:
+    return ["ip", "netns", "exec", HIDDEN_NETNS, *cmd] if host.behind else cmd
+
+
+def ensure_netns() -> None:
+    if HIDDEN_NETNS not in run(["ip", "netns", "list"]).stdout.split():
+        run(["ip", "netns", "add", HIDDEN_NETNS])
+    run(["ip", "netns", "exec", HIDDEN_NETNS, "ip", "link", "set", "lo", "up"])
+
+
 def start_host(host: Host) -> None:
     if running_pid(host.name):
         return
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     if host.server == "openssh":
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         conf = sshd_config(host)
         proc = spawn(host.name, ["/usr/sbin/sshd", "-D", "-e", "-f", str(conf)], str(conf))
+    elif host.server == "jump":
+        conf = jump_config(host)
+        sshd = f"ip netns exec {HIDDEN_NETNS} /usr/sbin/sshd -i -e -f {conf}"
+        proc = spawn(host.name, ["socat", f"TCP-LISTEN:{host.port},bind={host.address},reuseaddr,fork",
+                                 f"EXEC:{sshd}"], f"TCP-LISTEN:{host.port},bind={host.address}")
     else:
-        cmd = ["chroot", str(host_root(host)), "/usr/sbin/dropbear", "-F", "-E", "-s",
-               "-r", "/etc/dropbear/dropbear_ed25519_host_key",
+        key = "/tmp/etc/dropbear/dropbear_ed25519_host_key" if host.readonly else "/etc/dropbear/dropbear_ed25519_host_key"
+        cmd = ["chroot", str(host_root(host)), "/usr/sbin/dropbear", "-F", "-E", "-r", key,
                "-p", f"{host.address}:{host.port}", "-P", "/var/run/dropbear.pid"]
+        # password logins only where the login is a user with a password (debian1); no root password login there
+        cmd += ["-w"] if host.user != "root" else ["-s"]
         if host.family == "ddwrt":
             cmd += ["-b", "/tmp/loginprompt"]
-        proc = spawn(host.name, cmd, f"-p {host.address}:{host.port}")
-    wait_for(host.name, host.address, host.port, proc)
+        proc = spawn(host.name, in_netns(host, cmd), f"-p {host.address}:{host.port}")
+    wait_for(host, proc)
 
 
 def stop_host(host: Host) -> None:
     stop_process(host.name)
 
 
-def wait_for(name: str, address: str, port: int, proc: subprocess.Popen, seconds: float = 15) -> None:
+def answers(host: Host) -> bool:
+    """The host's SSH server accepts a connection (inside the hidden namespace for the hosts behind jump1)."""
+    if not host.behind:
+        return port_answers(host.address, host.port)
+    probe = f"exec 3<>/dev/tcp/{host.address}/{host.port}"
+    return subprocess.run(in_netns(host, ["bash", "-c", probe]), capture_output=True, timeout=5).returncode == 0
+
+
+def wait_for(host: Host, proc: subprocess.Popen, seconds: float = 15) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if port_answers(address, port):
+        if answers(host):
             return
         if proc.poll() is not None:
             break
         time.sleep(0.1)
-    logtail = (RUN / f"{name}.log").read_text(errors="replace")[-2000:] if (RUN / f"{name}.log").exists() else ""
-    raise RuntimeError(f"{name} did not start listening on {address}:{port}:\n{logtail}")
+    logf = RUN / f"{host.name}.log"
+    logtail = logf.read_text(errors="replace")[-2000:] if logf.exists() else ""
+    raise RuntimeError(f"{host.name} did not start listening on {host.address}:{host.port}:\n{logtail}")
 
 
 def feed_up() -> None:
@@ -693,7 +896,11 @@ def feed_up() -> None:
     feed = build_dir("feed")
     proc = spawn("feed", [sys.executable, "-m", "http.server", "--bind", FEED_ADDRESS, str(FEED_PORT),
                           "--directory", str(feed)], f"http.server --bind {FEED_ADDRESS} {FEED_PORT}")
-    wait_for("feed", FEED_ADDRESS, FEED_PORT, proc)
+    deadline = time.monotonic() + 15
+    while not port_answers(FEED_ADDRESS, FEED_PORT):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the feed did not start on {FEED_ADDRESS}:{FEED_PORT}")
+        time.sleep(0.1)
 
 
 def feed_down() -> None:
@@ -706,6 +913,8 @@ def feed_down() -> None:
 TRANSFER = {  # dropbear has no sftp (and these boxes no scp): Ansible pipes files through dd
     "dropbear": {"ansible_ssh_transfer_method": "piped"},
 }
+GROUP_VARS = RIG_DIR / "group_vars"  # next to inventory.yml, so Ansible loads it (git-ignored)
+VAULT_PASSWORD_FILE = STATE / "vault-pass"
 
 
 def write_client_files() -> None:
@@ -713,26 +922,42 @@ def write_client_files() -> None:
     known = STATE / "known_hosts"
     write(known, "".join(f"[{h.address}]:{h.port} {host_public_key(h)}\n" for h in HOSTS))
     key = KEYS / "client_ed25519"
-    ssh_config = "".join(
-        f"Host {h.name}\n  HostName {h.address}\n  Port {h.port}\n  User root\n"
+    ssh_config = STATE / "ssh_config"
+    write(ssh_config, "".join(
+        f"Host {h.name}\n  HostName {h.address}\n  Port {h.port}\n  User {h.user}\n"
         f"  IdentityFile {key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {known}\n"
-        f"  StrictHostKeyChecking yes\n  BatchMode yes\n\n" for h in HOSTS)
-    write(STATE / "ssh_config", ssh_config)
+        f"  StrictHostKeyChecking yes\n  BatchMode yes\n" + (f"  ProxyJump {h.behind}\n" if h.behind else "") + "\n"
+        for h in HOSTS))
     lines = ["# Written by tests/rig/rig.py up: the loopback test fleet (see tests/rig/README.md).",
              "# Regenerated on every `up`; do not edit.", "all:", "  children:"]
-    for fam in ("raspbian", "armbian", "openwrt", "ddwrt", "centos"):
+    for fam in FAMILIES:
         lines += [f"    {fam}:", "      hosts:"]
-        for h in (h for h in HOSTS if h.family == fam):
-            hv = {"ansible_host": h.address, "ansible_port": h.port, "ansible_user": "root",
-                  "ansible_ssh_private_key_file": str(key),
-                  "ansible_ssh_common_args": f"-o UserKnownHostsFile={known} -o StrictHostKeyChecking=yes"
-                                             " -o IdentitiesOnly=yes",
+        for h in (h for h in HOSTS if h.family == fam and h.in_inventory):
+            ssh_args = f"-o UserKnownHostsFile={known} -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes"
+            if h.behind:  # the hop reads its own options from the config file (command-line -o is not passed on)
+                ssh_args = f"-F {ssh_config} -o ProxyJump={h.behind} {ssh_args}"
+            hv = {"ansible_host": h.address, "ansible_port": h.port, "ansible_user": h.user,
+                  "ansible_ssh_private_key_file": str(key), "ansible_ssh_common_args": ssh_args,
                   **TRANSFER.get(h.server, {})}
+            if h.user != "root":
+                hv["ansible_become"] = True  # its password comes from the vaulted group_vars/<family>/vault.yml
             lines.append(f"        {h.name}:")
             lines += [f"          {k}: {json.dumps(v)}" for k, v in hv.items()]
     write(INVENTORY, "\n".join(lines) + "\n")
+    write_vault()
     # When the hosts were last reset: tests tell "provisioned since" from "built with".
     write(STATE / "fleet.json", json.dumps({"up_at": time.time(), "hosts": [h.__dict__ for h in HOSTS]}, indent=1))
+
+
+def write_vault() -> None:
+    """The sudo password of the hosts whose login is not root, in a vaulted group_vars file, as users keep it."""
+    write(VAULT_PASSWORD_FILE, (KEYS / "vault-password").read_text(), 0o600)
+    shutil.rmtree(GROUP_VARS, ignore_errors=True)
+    for fam in sorted({h.family for h in HOSTS if h.user != "root"}):
+        vault = GROUP_VARS / fam / "vault.yml"
+        write(vault, f"ansible_become_password: {json.dumps(sudo_password())}\n", 0o600)
+        run([str(Path(sys.executable).parent / "ansible-vault"), "encrypt", "--vault-password-file",
+             str(VAULT_PASSWORD_FILE), str(vault)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -751,10 +976,13 @@ def cmd_up(_args) -> int:
     cmd_down(None, quiet=True)  # every `up` starts from the pristine builds
     drop_stale_builds(builds)
     ensure_keys()
+    ensure_netns()
     feed_up()
     for host in HOSTS:
-        personalize(host, builds[host.base])
-        mount_host(host, builds[host.base])
+        if host.base:
+            personalize(host, builds[host.base])
+            mount_host(host, builds[host.base])
+    for host in HOSTS:
         start_host(host)
     write_client_files()
     log(f"fleet up in {time.monotonic() - start:.0f} s; inventory: {INVENTORY}")
@@ -776,9 +1004,12 @@ def cmd_build(_args) -> int:
 def cmd_down(_args, quiet: bool = False) -> int:
     for host in HOSTS:
         stop_host(host)
-        kill_sessions_in(host_root(host))
+        if host.base:
+            kill_sessions_in(host_root(host))
     feed_down()
     umount_under(CACHE / "run")
+    if HIDDEN_NETNS in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split():
+        subprocess.run(["ip", "netns", "delete", HIDDEN_NETNS], capture_output=True)
     if not quiet:
         log("fleet down")
     return 0
@@ -788,12 +1019,13 @@ def cmd_status(_args) -> int:
     ok = True
     for h in HOSTS:
         pid = running_pid(h.name)
-        answers = port_answers(h.address, h.port)
-        ok &= answers
-        state = "up" if answers else ("starting?" if pid else "down")
-        print(f"{h.name:10} {h.family:9} {h.address}:{h.port:<5} {h.server:9} {state}")
+        up = answers(h)
+        ok &= up
+        state = "up" if up else ("starting?" if pid else "down")
+        where = f"behind {h.behind}" if h.behind else h.server
+        print(f"{h.name:10} {h.family:9} {h.address}:{h.port:<5} {where:14} {state}")
     feed = "up" if port_answers(FEED_ADDRESS, FEED_PORT) else "down"
-    print(f"{'feed':10} {'opkg':9} {FEED_ADDRESS}:{FEED_PORT:<5} {'http':9} {feed}")
+    print(f"{'feed':10} {'opkg':9} {FEED_ADDRESS}:{FEED_PORT:<5} {'http':14} {feed}")
     print(f"inventory: {INVENTORY if INVENTORY.exists() else '(none: run rig.py up)'}")
     return 0 if ok else 3
 
@@ -801,7 +1033,7 @@ def cmd_status(_args) -> int:
 def cmd_stop(args) -> int:
     host = HOSTS_BY_NAME[args.host]
     stop_host(host)
-    if args.sessions:  # the box is gone, not only its SSH server
+    if args.sessions and host.base:  # the box is gone, not only its SSH server
         kill_sessions_in(host_root(host))
     return 0
 
