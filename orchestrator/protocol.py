@@ -6,6 +6,7 @@ the `@@sslbench` markers of playbooks/files/detect.sh and sslbench-run.sh.
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
                   `@@sslbench-state STATE` last
   run.sh launch   `@@sslbench-state started`
+  conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate, cell
 
 A login shell may print text before the command's output (a `.bashrc` setting the terminal title, a board
 banner), without a newline: `own_lines` puts every marker back at the start of a line of its own.
@@ -24,13 +25,17 @@ RUNNER_OUTPUT = "@@sslbench-runner-output"
 STATE = "@@sslbench-state "
 HOST_DONE = "@@sslbench-host-done"
 
-_GLUED_MARK = re.compile(r"(?<=[^\n])(?=" + MARK + ")")
+# conditions.sh's blocks (orchestrator/parse/conditions.py reads them)
+BLOCK_BEGIN = "@@ begin sslbench-"
+BLOCK_END = "@@ end sslbench-"
+
+_GLUED_MARK = re.compile(r"(?<=[^\n])(?=" + MARK + "|@@ (?:begin|end) sslbench-)")
 
 
 def own_lines(text: str) -> str:
     """Line ends made `\\n`, and every marker at the start of a line, whatever came before it."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _GLUED_MARK.sub("\n", text) if MARK in text else text
+    return _GLUED_MARK.sub("\n", text) if MARK in text or "sslbench-" in text else text
 
 
 def split_sections(text: str) -> dict[str, str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from orchestrator.protocol import own_lines
+
 SNAPSHOT = "conditions"
 IDLE = "idle"
 CELL = "cell"
@@ -46,8 +48,7 @@ def blocks(text: str) -> list[tuple[str, str, list[str]]]:
     """
     found: list[tuple[str, str, list[str]]] = []
     current: tuple[str, str, list[str]] | None = None
-    for raw in text.splitlines():
-        line = raw.rstrip("\r")
+    for line in own_lines(text).split("\n"):
         begin = _BEGIN.match(line)
         if begin:
             if current:

@@ -206,15 +206,13 @@ def _family_from_marker_files(texts: dict[str, str]) -> str:
 
 
 def _ddwrt_from(texts: dict[str, str]) -> dict[str, str] | None:
-    for key in ("motd", "banner", "issue", "uname -a", "uname"):
-        if key in texts:
-            info = parse_ddwrt(texts[key])
-            if info:
-                return info
+    info = next((found for found in (parse_ddwrt(texts[key]) for key in ("motd", "banner", "issue", "uname -a", "uname")
+                                     if key in texts) if found), None)
     os_version = texts.get("nvram get os_version", "").strip()
-    if re.fullmatch(r"\d+", os_version):  # DD-WRT's SVN build number
-        return {"name": "DD-WRT", "revision": os_version}
-    return None
+    if re.fullmatch(r"\d+", os_version):  # DD-WRT's SVN build number, where no banner gave it
+        info = {"name": "DD-WRT", **(info or {})}
+        info.setdefault("revision", os_version)
+    return info
 
 
 def _normal_key(key: str) -> str:

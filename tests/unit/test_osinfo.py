@@ -127,5 +127,9 @@ def test_detect_os_armbian_release_file_gives_version_and_board():
 def test_detect_os_ddwrt_from_nvram_build_number_and_empty_input():
     assert detect_os({"nvram get os_version": "44715\n"}).family == "ddwrt"
     assert detect_os({"nvram get os_version": "44715\n"}).revision == "44715"
+    # `uname -a` ends with DD-WRT (no version in it): the build number still comes from nvram
+    both = detect_os({"uname -a": "Linux DD-WRT 4.4.302-st5 #2500 SMP Mon Mar 4 03:09:33 +07 2024 armv7l DD-WRT\n",
+                      "nvram get os_version": "55630\n"})
+    assert (both.family, both.name, both.revision) == ("ddwrt", "DD-WRT", "55630")
     assert detect_os({}).family == "unknown"
     assert detect_os({"/etc/os-release": ""}).family == "unknown"
