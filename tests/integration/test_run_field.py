@@ -153,3 +153,23 @@ def test_default_matrix_on_the_whole_fleet(rig_inventory, rig_hosts, tmp_path):
         keys = [(c["algorithm"], c["api"], c["threads"], tuple(c["sizes"]), c["repeat"]) for c in cells]
         assert len(keys) == len(set(keys)), (name, keys)
         assert any(m.status == OK for m in host.measurements), name
+
+
+def test_ansible_options_typed_on_the_command_line(rig_inventory, tmp_path):
+    # an inventory that says only where debian1 is: user, key, become, host keys and the sudo password all come
+    # from the options a user types with ansible-playbook
+    hv = yaml.safe_load(rig_inventory.read_text())["all"]["children"]["debian"]["hosts"]["debian1"]
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text(f"debian1 ansible_host={hv['ansible_host']} ansible_port={hv['ansible_port']}\n")
+    results = tmp_path / "results"
+    password = rig.sudo_password()
+    result = sslbench("run", "-i", str(inventory), "-u", rig.SUDO_USER, "-b", "--private-key",
+                      hv["ansible_ssh_private_key_file"], "--ssh-common-args",
+                      f"-o UserKnownHostsFile={rig.STATE / 'known_hosts'} -o StrictHostKeyChecking=yes",
+                      "-e", f"ansible_become_password={password}", "-vvv", *TINY, "--results", str(results))
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir, run = only_run(results)
+    assert run.hosts[0].status == HOST_OK and run.hosts[0].measurements[0].status == OK
+    assert "ansible_become_password=***" in run.command
+    assert "<127.0.0.26> ESTABLISH SSH CONNECTION FOR USER: bench" in (run_dir / "ansible-stdout.txt").read_text()
+    nothing_says(password, results)
