@@ -9,6 +9,7 @@ import json
 import os
 import re
 import secrets
+import sys
 from pathlib import Path
 
 from orchestrator.errors import UserError
@@ -124,3 +125,17 @@ def resolve_run(ref: str, results_dir: Path | str = DEFAULT_RESULTS) -> Path:
         if (candidate / RUN_FILE).is_file() or (candidate.is_file() and candidate.name == RUN_FILE):
             return candidate
     raise UserError(f"no stored run '{ref}' (looked for {ref}/{RUN_FILE} and {Path(results_dir) / ref}/{RUN_FILE})")
+
+
+def load_all(results: Path) -> list[Run]:
+    """Every readable run in the store; unreadable ones are named on stderr and skipped."""
+    runs = []
+    paths = list_runs(results)
+    if not paths:
+        raise UserError(f"no stored runs under {results}; give --results DIR or run `sslbench run` first")
+    for path in paths:
+        try:
+            runs.append(load_run(path))
+        except UserError as exc:
+            print(f"sslbench: skipping {path}: {exc}", file=sys.stderr)
+    return runs

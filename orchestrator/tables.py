@@ -218,3 +218,37 @@ def _units(unit: str) -> tuple[str, ...]:
     if unit in UNITS:
         return (unit,)
     raise UserError(f"unknown unit '{unit}'; choose MB/s, Mbit/s or both")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Stored runs as `sslbench run` prints them at the end and `sslbench report` again
+
+# What `--format json` prints per record (the table's raw data, not display strings).
+# A host that failed or was unreachable is one more row: its host status and reason, no figures.
+JSON_FIELDS = ("run_id", "host", "algorithm", "block_size", "threads", "api", "cpu", "bytes_per_second",
+               "operation", "ops_per_second", "status", "reason", "repeat", "openssl_version", "flags")
+
+
+def render_runs(runs: Iterable[Run], fmt: str = "table") -> str:
+    """The throughput and public-key tables of stored runs, then the hosts that failed, with their reason."""
+    runs = list(runs)
+    rows = records_from_runs(runs)
+    failed = failed_hosts(runs)
+    if fmt == "json":
+        return json.dumps([{k: r.get(k) for k in JSON_FIELDS} for r in rows + failed], indent=2)
+    by_run = len(runs) > 1
+    if by_run:  # the same host in two runs: keep them apart
+        rows = [dict(r, host=f"{r['host']} ({r['run_id']})") for r in rows]
+        failed = [dict(r, host=f"{r['host']} ({r['run_id']})") for r in failed]
+    parts = []
+    headers, body = throughput_table(rows)
+    if body:
+        parts.append(render(headers, display_rows(body, fmt), fmt))
+    headers, body = pk_table(rows)
+    if body:
+        parts.append(render(headers, display_rows(body, fmt), fmt))
+    if not parts and not failed:
+        return "(no measurements)"
+    if failed:
+        parts.append(render(["host", "status", "reason"], [[r["host"], r["status"], r["reason"]] for r in failed], fmt))
+    return "\n\n".join(parts)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from orchestrator import diff, gcpause, insights, store, tables
@@ -50,7 +49,7 @@ def _diff(args: argparse.Namespace) -> int:
             raise UserError("--by firmware compares runs from the store: give --host H, not run directories")
         if not args.host:
             raise UserError("--by firmware needs --host H (the host whose firmware versions to compare)")
-        runs = load_store(args.results)
+        runs = store.load_all(args.results)
         old, new, rows = diff.diff_by_firmware(runs, args.host, args.from_label, args.to_label)
         if args.format in ("table", "markdown"):
             print(f"{args.host}: old = {old.label} ({', '.join(old.run_ids)})")
@@ -75,15 +74,3 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_store(results: Path) -> list:
-    """Every readable run in the store; unreadable ones are named on stderr and skipped."""
-    runs = []
-    paths = store.list_runs(results)
-    if not paths:
-        raise UserError(f"no stored runs under {results}; give --results DIR or run `sslbench run` first")
-    for path in paths:
-        try:
-            runs.append(store.load_run(path))
-        except UserError as exc:
-            print(f"sslbench: skipping {path}: {exc}", file=sys.stderr)
-    return runs

@@ -5,7 +5,6 @@ import argparse
 from pathlib import Path
 
 from orchestrator import diff, store, tables
-from orchestrator.commands.diff import load_store
 from orchestrator.errors import UserError
 
 
@@ -20,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    history = diff.firmware_history(load_store(args.results), args.host)
+    history = diff.firmware_history(store.load_all(args.results), args.host)
     if not history:
         raise UserError(f"host '{args.host}' has no measurements under {args.results}; "
                         "check the name (it is the inventory name, or --host of `sslbench import`)")

@@ -9,10 +9,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator import matrix, tables
-from orchestrator.commands.run import Collector, add_common_options, add_matrix_options, detect_and_plan, \
-    plan_options_from_args
+from orchestrator import fleet, matrix, tables
 from orchestrator.model import HOST_OK, Run
+from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
 from orchestrator.runner import AnsibleOptions, Driver, Interrupt, resolve_inventory
 
@@ -40,10 +39,9 @@ def hosts_command(args: argparse.Namespace) -> int:
             Driver(Path(scratch), inventory, limit=args.limit, forks=args.forks,
                    insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
                    ansible=AnsibleOptions.from_args(args)) as driver:
-        collector = Collector(Run(run_id="hosts", created=""), Path(scratch), view)
-        collector.save = lambda: None  # nothing is stored: this is a preview
-        plans = detect_and_plan(driver, collector, options, no_provision=args.no_provision,
-                                upgrade=args.upgrade_openssl, dry_run=True)
+        collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
+        plans = fleet.detect_and_plan(driver, collector, options, no_provision=args.no_provision,
+                                      upgrade=args.upgrade_openssl, dry_run=True)
     rows = []
     for name, state in collector.hosts.items():
         plan = plans.get(name, (None, None))[1]

@@ -2,20 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import Iterable
 
 from orchestrator import store, tables
 from orchestrator.errors import UserError
-from orchestrator.model import Run
 
 PAGE_FORMATS = ("html",)  # written by orchestrator/report.py to -o FILE
-
-# What `--format json` prints per record (the table's raw data, not display strings).
-# A host that failed or was unreachable is one more row: its host status and reason, no figures.
-JSON_FIELDS = ("run_id", "host", "algorithm", "block_size", "threads", "api", "cpu", "bytes_per_second",
-               "operation", "ops_per_second", "status", "reason", "repeat", "openssl_version", "flags")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,30 +37,5 @@ def report_command(args: argparse.Namespace) -> int:
         render = pages.render_html if args.format == "html" else pages.render_markdown
         print(render(runs, args.output, links=insights.parse_links(args.link)))
         return 0
-    print(render_runs(runs, args.format))
+    print(tables.render_runs(runs, args.format))
     return 0
-
-
-def render_runs(runs: Iterable[Run], fmt: str = "table") -> str:
-    runs = list(runs)
-    rows = tables.records_from_runs(runs)
-    failed = tables.failed_hosts(runs)
-    if fmt == "json":
-        return json.dumps([{k: r.get(k) for k in JSON_FIELDS} for r in rows + failed], indent=2)
-    by_run = len(runs) > 1
-    if by_run:  # the same host in two runs: keep them apart
-        rows = [dict(r, host=f"{r['host']} ({r['run_id']})") for r in rows]
-        failed = [dict(r, host=f"{r['host']} ({r['run_id']})") for r in failed]
-    parts = []
-    headers, body = tables.throughput_table(rows)
-    if body:
-        parts.append(tables.render(headers, tables.display_rows(body, fmt), fmt))
-    headers, body = tables.pk_table(rows)
-    if body:
-        parts.append(tables.render(headers, tables.display_rows(body, fmt), fmt))
-    if not parts and not failed:
-        return "(no measurements)"
-    if failed:
-        parts.append(tables.render(["host", "status", "reason"], [[r["host"], r["status"], r["reason"]] for r in failed],
-                                   fmt))
-    return "\n\n".join(parts)

@@ -1,49 +1,19 @@
 """`sslbench run`: detect, provision, benchmark every host of an inventory, store and print the results.
 
-Phases (one ansible-runner call each, playbooks/sslbench.yml selected by tag):
-  detect    -> facts per host (parsed here with orchestrator.parse), what to install
-  provision -> only hosts without OpenSSL (or --upgrade-openssl), with the package manager detect found
-  bench     -> the on-host script runs the planned cells; every poll brings progress and finished logs
-Ctrl-C runs playbooks/cleanup.yml (stop the openssl processes, ship what finished) and keeps it.
-run.json is saved whenever a host finishes, so a crash or Ctrl-C loses nothing already measured.
+The engine is orchestrator/fleet.py; this is its command line. Ctrl-C (or SIGTERM/SIGHUP) stops openssl on the
+hosts and keeps every finished cell; run.json is saved whenever a host finishes.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
-import math
-import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import budget, clusters, matrix, protocol, store, validity
-from orchestrator.errors import UserError
-from orchestrator.matrix import Cell, HostPlan, MatrixRequest
-from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult,
-                                Measurement, OpenSSLBuild, Run)
-from orchestrator.parse.conditions import parse_snapshot_lines, split_evidence
-from orchestrator.parse.cpuinfo import parse_cpuinfo
-from orchestrator.parse.osinfo import detect_os
-from orchestrator.parse.speed import parse_openssl_build, parse_speed
+from orchestrator import fleet, store, tables
+from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
+from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
-from orchestrator.runner import CLEANUP_PLAYBOOK, PROXY_CLOSED, AnsibleOptions, Driver, HostEvent, Interrupt, redacted_command, \
-    resolve_inventory
-
-POLL_DELAY = 3  # seconds between progress polls on a host (each costs the controller ~0.5 s of CPU)
-FACTS_FILE = "facts.txt"
-# What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
-# <name>.txt beside facts.txt: not *.log, which are the cells' raw outputs.
-CONDITION_LOGS = ("conditions-idle", "conditions-before", "conditions-after")
-DEFAULT_IDLE_WAIT = 60
-SNAPSHOT_SECONDS = 3  # each of the before/after snapshots (openssl engine/providers: ~1 s under qemu)
-# The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
-_REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
-                      r"no such|unsupported", re.IGNORECASE)
-# The detect sections orchestrator.parse.osinfo.detect_os reads.
-_OS_KEYS = ("/etc/os-release", "/etc/openwrt_release", "/etc/redhat-release", "/etc/armbian-release", "/etc/rpi-issue",
-            "/etc/debian_version", "/etc/alpine-release", "/etc/arch-release", "/etc/motd", "/etc/banner",
-            "/etc/issue", "uname -a", "nvram get os_version")
+from orchestrator.runner import AnsibleOptions, Driver, Interrupt, redacted_command, resolve_inventory
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,407 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-provision", action="store_true", help="never install anything; hosts without openssl fail")
     p.add_argument("--upgrade-openssl", action="store_true",
                    help="install/upgrade OpenSSL with the host's package manager even where it is present")
-    p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table",
-                   help="format of the table printed at the end")
+    p.add_argument("--format", choices=tables.FORMATS, default="table", help="format of the table printed at the end")
     p.set_defaults(func=run_command)
-
-
-def add_common_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-i", "--inventory", metavar="INVENTORY",
-                   help="Ansible inventory (YAML or INI file, or directory); default: this machine")
-    p.add_argument("--limit", metavar="PATTERN", help="Ansible host pattern: only these hosts")
-    p.add_argument("--forks", type=int, metavar="N", help="hosts worked on in parallel (Ansible forks)")
-    p.add_argument("--insecure-no-host-key-check", action="store_true",
-                   help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
-    ansible = p.add_argument_group("Ansible options", "passed to ansible-playbook as you would type them there; "
-                                                      "passwords are asked once here and never stored")
-    ansible.add_argument("-u", "--user", metavar="USER", help="connect as this user")
-    ansible.add_argument("-k", "--ask-pass", action="store_true", help="ask for the SSH password")
-    ansible.add_argument("-b", "--become", action="store_true", help="run the commands on the hosts with become "
-                                                                      "(sudo): needed to install OpenSSL as non-root")
-    ansible.add_argument("-K", "--ask-become-pass", action="store_true", help="ask for the become (sudo) password")
-    ansible.add_argument("-e", "--extra-vars", action="append", metavar="VARS",
-                         help="key=value, JSON or @file; repeatable (values are not written to run.json)")
-    ansible.add_argument("--private-key", metavar="FILE", help="SSH private key file")
-    ansible.add_argument("--ssh-common-args", metavar="ARGS", help="extra ssh arguments, e.g. '-o ProxyJump=gw'")
-    ansible.add_argument("--vault-password-file", action="append", metavar="FILE",
-                         help="vault password file (for vaulted group_vars); repeatable")
-    ansible.add_argument("-J", "--ask-vault-pass", action="store_true", help="ask for the vault password")
-    ansible.add_argument("-v", "--verbose", action="count", default=0,
-                         help="Ansible's verbosity (-vvv: SSH commands) in ansible-stdout.txt")
-
-
-def add_matrix_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--algorithms", metavar="A,B", help=f"default: {','.join(matrix.DEFAULT_ALGORITHMS)}")
-    p.add_argument("--sizes", metavar="N,N", help="block sizes in bytes (default: all the host's OpenSSL has)")
-    p.add_argument("--threads", metavar="1,all", help="threads per cell: 1, all (logical CPUs) or N; default 1,all")
-    p.add_argument("--api", metavar="evp,legacy", help="EVP and/or legacy API (legacy only where it exists)")
-    p.add_argument("--seconds", type=int, metavar="N",
-                   help="seconds per size/operation (OpenSSL >= 1.1.1; default: openssl's 3 s, 10 s public-key)")
-    p.add_argument("--repeat", type=int, default=1, metavar="N", help="run the whole matrix N times")
-    p.add_argument("--budget", metavar="DURATION",
-                   help="fit each host's matrix into this time (10m, 90s, 1h30m): drops sizes, legacy, seconds, "
-                        "repeats, algorithms in that order and says what went")
-    p.add_argument("--idle-wait", default=str(DEFAULT_IDLE_WAIT), metavar="SECONDS",
-                   help=f"wait at most this long for each host to be idle before its matrix (default "
-                        f"{DEFAULT_IDLE_WAIT}; 0 = no gate); a host that stays busy is flagged busy")
-
-
-def parse_idle_wait(text: str | int | None) -> int:
-    """--idle-wait: whole seconds, 0 (no gate) to 3600."""
-    value = str(DEFAULT_IDLE_WAIT if text is None else text).strip()
-    if not value.isdigit() or int(value) > 3600:
-        raise UserError(f"--idle-wait takes whole seconds from 0 (no idle gate) to 3600 (got {text!r})")
-    return int(value)
-
-
-@dataclass
-class PlanOptions:
-    """How each host's matrix is planned: the request, an optional time budget, the idle gate."""
-
-    request: MatrixRequest
-    budget_seconds: float | None = None
-    idle_wait: int = DEFAULT_IDLE_WAIT
-
-
-def plan_options_from_args(args: argparse.Namespace) -> PlanOptions:
-    return PlanOptions(request=request_from_args(args),
-                       budget_seconds=budget.parse_duration(args.budget) if args.budget else None,
-                       idle_wait=parse_idle_wait(args.idle_wait))
-
-
-def request_from_args(args: argparse.Namespace) -> MatrixRequest:
-    return matrix.parse_request(args.algorithms, args.sizes, args.threads, args.api, args.seconds, args.repeat)
-
-
-# --- per-host state ----------------------------------------------------------------------------
-
-@dataclass
-class HostState:
-    name: str
-    result: HostResult
-    sections: dict[str, str] = field(default_factory=dict)
-    openssl_path: str | None = None
-    package_managers: list[str] = field(default_factory=list)
-    logical_cpus: int | None = None
-    tmp_free_kb: int | None = None
-    provision: str | None = None  # package manager to install OpenSSL with
-    plan: HostPlan | None = None
-    finished: bool = False  # final status decided, run.json written
-    dir_name: str = ""  # the host's directory in the run (store.safe_name, made unique)
-    cells_done: set[str] = field(default_factory=set)
-    pins: list[tuple[int, str]] = field(default_factory=list)  # (CPU, cluster label) for single-thread cells
-    pin_note: str | None = None  # why a big.LITTLE host is not pinned
-    budget: budget.BudgetPlan | None = None
-    conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
-    cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
-
-
-def apply_facts(state: HostState, detect_stdout: str) -> None:
-    """Fill the host's facts from the detect task's output (text in, facts out; parsers do the reading)."""
-    sections = protocol.split_sections(detect_stdout)
-    state.sections = sections
-    files = {key: sections[key] for key in _OS_KEYS if key in sections}
-    state.result.os = detect_os(files)
-    state.result.cpu = parse_cpuinfo(sections.get("/proc/cpuinfo", ""))
-    state.openssl_path = (sections.get("openssl") or "").strip() or None
-    state.result.openssl = (parse_openssl_build(sections.get("openssl version -a", "")) if state.openssl_path
-                            else OpenSSLBuild())
-    state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
-                              if line.strip()]
-    state.logical_cpus = matrix.first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
-    state.tmp_free_kb = matrix.first_int(sections.get("tmp free kb"))
-    topology = parse_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
-    state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
-
-
-def provisioning_decision(state: HostState, *, no_provision: bool, upgrade: bool) -> str | None:
-    """The package manager to install OpenSSL with, None when nothing is needed; a failure reason is set
-    on the host when OpenSSL is missing and cannot be installed."""
-    if state.openssl_path and not upgrade:
-        return None
-    if no_provision:
-        if not state.openssl_path:
-            fail(state, HOST_FAILED, "openssl is not installed and --no-provision forbids installing it")
-        return None
-    manager = matrix.choose_package_manager(state.package_managers)
-    if manager is None and not state.openssl_path:
-        fail(state, HOST_FAILED, "openssl is not installed and the host has no package manager sslbench knows "
-                                 "(apk, opkg, /opt/bin/opkg, apt-get, dnf, yum, pacman); install openssl by hand")
-    return manager
-
-
-def fail(state: HostState, status: str, reason: str) -> None:
-    if state.result.status == HOST_OK:
-        state.result.status, state.result.reason = status, reason
-
-
-def cell_measurements(cell: Cell, text: str, openssl_version: str | None, rc: int | None = None) -> list[Measurement]:
-    """The records of one cell's log; a cell openssl refused becomes unsupported with openssl's words."""
-    parsed = parse_speed(text, threads=cell.threads, api=cell.api, algorithm=cell.algorithm)
-    found = []
-    for m in parsed.measurements:
-        if cell.sizes and m.block_size is not None and m.block_size not in cell.sizes:
-            continue  # `--sizes` without -bytes (1.0.x): keep only the sizes asked for
-        m.repeat = cell.repeat
-        m.cpu = cell.cpu  # the cluster a pinned cell ran on: its own row in tables and diffs
-        m.openssl_version = m.openssl_version or openssl_version
-        found.append(m)
-    if found and not rc:
-        return found
-    refused = [line.strip() for line in text.splitlines() if _REFUSED.search(line)]
-    status = UNSUPPORTED if refused else ERROR
-    detail = "; ".join(refused[:2]) or _tail(text) or f"openssl exited with {rc}"
-    reason = f"openssl speed {' '.join(cell.args[1:])}: {detail}"
-    if found:  # partial table (e.g. killed mid-cell): keep what it measured, say it failed
-        for m in found:
-            m.reason = reason
-        return found
-    sizes = cell.sizes or (None,)
-    return [Measurement(algorithm=cell.algorithm, block_size=size, threads=cell.threads, api=cell.api,
-                        openssl_version=openssl_version, status=status, reason=reason, repeat=cell.repeat,
-                        cpu=cell.cpu)
-            for size in sizes]
-
-
-def _tail(text: str, lines: int = 3) -> str:
-    return " | ".join(protocol.without_markers(text)[-lines:])[:400]
-
-
-def failure_reason(event: HostEvent) -> str:
-    """One line for the report: which step, and what the host said (last lines: opkg's errors are at the end)."""
-    state = protocol.state(event.stdout)
-    if state == "died":
-        said = protocol.runner_output(event.stdout).replace("\n", " | ")
-        return (f"{event.task}: the benchmark script on the host died" +
-                (f"; it said: {said}" if said else " (killed, out of memory, or /tmp wiped?)"))
-    if state == "stopped":
-        return f"{event.task}: the benchmark was stopped on the host"
-    said = " | ".join(protocol.without_markers(event.stdout)[-4:])[:400]
-    what = event.message if event.message and event.message != "non-zero return code" else ""
-    parts = [p for p in (what, said) if p]
-    if event.rc not in (None, 0):
-        parts.append(f"exit code {event.rc}")
-    return f"{event.task}: {' | '.join(parts) or 'failed'}"
-
-
-# --- the run -----------------------------------------------------------------------------------
-
-class Collector:
-    """Turns host events into facts, progress, stored logs and measurements."""
-
-    def __init__(self, run: Run, run_dir: Path, view: ProgressView) -> None:
-        self.run = run
-        self.run_dir = run_dir
-        self.view = view
-        self.hosts: dict[str, HostState] = {}
-        self.exit_codes: dict[str, dict[str, int]] = {}
-
-    def host(self, name: str) -> HostState:
-        if name not in self.hosts:
-            state = HostState(name=name, result=HostResult(host=name))
-            state.dir_name = self._unique_dir_name(name)
-            self.hosts[name] = state
-            self.run.hosts.append(state.result)
-        return self.hosts[name]
-
-    def _unique_dir_name(self, name: str) -> str:
-        """store.safe_name, plus a short hash when two host names sanitise to the same directory."""
-        label = store.safe_name(name)
-        if any(s.dir_name == label for s in self.hosts.values()):
-            label = f"{label}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-        return label
-
-    def host_path(self, state: HostState) -> Path:
-        return store.host_dir(self.run_dir, state.dir_name)
-
-    def on_event(self, event: HostEvent) -> None:
-        state = self.host(event.host)
-        progress = self.view.host(event.host)
-        changed = False
-        if event.kind == "start" and progress.phase == "waiting":
-            progress.phase, changed = "detect", True
-        if event.kind == "ok" and event.task.startswith("Install"):
-            progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
-        if event.kind == "unreachable":
-            fail(state, HOST_UNREACHABLE, f"{event.task}: {event.message or 'unreachable'}")
-            progress.phase, progress.message, changed = "unreachable", event.message[:80], True
-        elif event.kind == "failed" and not event.ignored:
-            fail(state, HOST_FAILED, failure_reason(event))
-            progress.phase, progress.message, changed = "failed", state.result.reason[:80], True
-        if protocol.SECTION in event.stdout and event.kind == "ok":
-            apply_facts(state, event.stdout)
-            self._save_facts(state, event.stdout)
-        if protocol.PROGRESS in event.stdout:
-            text = protocol.progress_part(event.stdout)
-            self.exit_codes.setdefault(event.host, {}).update(protocol.exit_codes(text))
-            if progress.phase in ("waiting", "detect", "provision"):
-                progress.phase = "bench"
-            changed = progress.update(text) or changed
-            for cell_id, log in protocol.split_logs(event.stdout):
-                self.add_log(state, cell_id, log)
-        if event.kind == "ok" and protocol.HOST_DONE in str(event.message):
-            self.finish(state)
-            progress.phase, changed = "done", True
-        if changed or (self.view.live and event.kind == "retry"):
-            self.view.refresh(event.host)
-
-    def add_log(self, state: HostState, cell_id: str, text: str) -> None:
-        if state.plan is None or cell_id in state.cells_done:
-            return
-        if cell_id in CONDITION_LOGS:
-            if cell_id not in state.conditions_texts:
-                self._store(state, f"{cell_id}.txt", text)
-                state.conditions_texts[cell_id] = text
-            return
-        cell = next((c for c in state.plan.cells if c.id == cell_id), None)
-        if cell is None or not matrix.SAFE_TOKEN.match(cell_id):
-            return  # only files the plan named: a host cannot choose our file names
-        self._store(state, f"{cell_id}.log", text)  # raw: openssl's output, then conditions.sh's evidence
-        output, evidence = split_evidence(text)
-        rc = self.exit_codes.get(state.name, {}).get(cell_id)
-        found = cell_measurements(cell, output, state.result.openssl.version, rc)
-        state.result.measurements.extend(found)
-        state.cell_results[cell_id] = (found, evidence)
-        state.cells_done.add(cell_id)
-
-    def _store(self, state: HostState, name: str, text: str) -> None:
-        path = self.host_path(state) / name
-        path.write_text(text, encoding="utf-8")
-        state.result.logs.append(str(path.relative_to(self.run_dir)))
-
-    def _save_facts(self, state: HostState, stdout: str) -> None:
-        path = self.host_path(state) / FACTS_FILE
-        path.write_text(stdout, encoding="utf-8")
-        rel = str(path.relative_to(self.run_dir))
-        if rel not in state.result.logs:
-            state.result.logs.append(rel)
-
-    def finish(self, state: HostState, reason_if_unfinished: str | None = None) -> None:
-        """Decide the host's final status and write run.json."""
-        if state.finished:
-            return
-        if state.plan is not None:
-            missing = [c for c in state.plan.cells if c.id not in state.cells_done]
-            if missing and state.result.status == HOST_OK:
-                fail(state, HOST_FAILED, reason_if_unfinished or
-                     f"{len(missing)} of {len(state.plan.cells)} cells did not finish")
-            if missing:
-                state.result.flags.append("incomplete")
-            judge_conditions(state)
-        state.finished = True
-        self.save()
-
-    def save(self) -> None:
-        store.save_run(self.run_dir, self.run)
-
-
-def judge_conditions(state: HostState) -> None:
-    """Validity flags from conditions.sh's evidence: host-wide (idle gate, before/after the matrix), then
-    per cell (its wrapper's evidence); verdicts with their reasons go to HostResult.conditions."""
-    texts = state.conditions_texts
-    if texts:
-        validity.flag_host(state.result, texts.get("conditions-before", ""), texts.get("conditions-after", ""),
-                           texts.get("conditions-idle", ""))
-    host_before = state.result.conditions.get("before")
-    verdicts = {}
-    for cell in state.plan.cells if state.plan else []:
-        found, evidence = state.cell_results.get(cell.id, ([], ""))
-        if not evidence:
-            continue  # no conditions.sh on the host, or the cell was cut short
-        verdict = validity.flag_cell(found, evidence, threads=cell.threads,
-                                     nominal=validity.nominal_seconds(cell.args, cell.kind == "pubkey"),
-                                     host_before=host_before, pinned_cpu=cell.pin)
-        verdicts[cell.id] = verdict.to_dict()
-    if verdicts:
-        state.result.conditions["cells"] = verdicts
-
-
-def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan:
-    """The host's cells: its OpenSSL's capabilities, pinned per cluster on big.LITTLE hosts, fitted into
-    --budget (the idle gate and snapshots count as fixed time) when one was given."""
-    if isinstance(options, MatrixRequest):
-        options = PlanOptions(request=options)
-
-    def planner(request: MatrixRequest) -> HostPlan:
-        return matrix.plan_host(state.name, request, openssl_version=state.result.openssl.version or
-                                state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
-
-    if options.budget_seconds is None:
-        plan = planner(options.request)
-    else:
-        state.budget = budget.fit_budget(options.request, planner, options.budget_seconds,
-                                         fixed_seconds=options.idle_wait + 2 * SNAPSHOT_SECONDS)
-        plan = state.budget.plan
-        plan.notes.append(f"budget: {state.budget.message}")
-    if state.pins:
-        plan.notes.append("single-thread cells pinned to " + ", ".join(f"CPU {cpu} ({label})"
-                                                                         for cpu, label in state.pins))
-    elif state.pin_note:
-        plan.notes.append(state.pin_note)
-    state.plan = plan
-    state.result.measurements.extend(plan.unsupported)
-    return plan
-
-
-def bench_vars(run_id: str, plans: dict[str, tuple[HostState, HostPlan]], idle_wait: int = DEFAULT_IDLE_WAIT) -> dict:
-    host_plans = {}
-    for name, (state, plan) in plans.items():
-        # Poll for the planned time plus a generous margin (slow boards overrun -seconds: key setup, forks),
-        # the idle gate and the snapshots.
-        seconds = plan.eta_seconds * 1.5 + 120 + 5 * len(plan.cells) + idle_wait + 2 * SNAPSHOT_SECONDS
-        host_plans[name] = {"openssl": state.openssl_path, "cell_chunks": matrix.cells_chunks(plan.cells),
-                            "idle_max": idle_wait, "retries": int(math.ceil(seconds / POLL_DELAY)),
-                            "delay": POLL_DELAY}
-    return {"sslbench_run_id": run_id, "sslbench_plan": host_plans}
-
-
-def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions | MatrixRequest, *,
-                    no_provision: bool, upgrade: bool, dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
-    """Detect every host, install OpenSSL where needed (unless dry_run), and plan each usable host."""
-    status = driver.play(tags="detect", on_event=collector.on_event)
-    if not collector.hosts and status != "successful":
-        errors = [line for line in protocol.without_markers(driver.last_stdout) if "ERROR" in line]
-        said = " | ".join(errors[-2:]) or _tail(driver.last_stdout, 4) or status
-        hint = ("; give the vault password with --vault-password-file FILE or --ask-vault-pass"
-                if "vault" in said.lower() else "")
-        raise UserError(f"Ansible failed before reaching any host: {said.rstrip('.') if hint else said}{hint}")
-    if not collector.hosts:
-        raise UserError(f"no hosts matched in {driver.inventory}" +
-                        (f" with --limit {driver.limit}" if driver.limit else "") +
-                        "; check the inventory and the host pattern")
-    hidden = [name for name, state in collector.hosts.items()
-              if state.result.status == HOST_UNREACHABLE and PROXY_CLOSED in (state.result.reason or "")]
-    if hidden:  # a jump host failed: ask again without an SSH master, to hear why
-        for name, message in driver.diagnose_unreachable(hidden).items():
-            state = collector.hosts[name]
-            state.result.reason = f"{state.result.reason.split(':', 1)[0]}: {message}"
-    installs = {}
-    for name, state in collector.hosts.items():
-        if state.result.status != HOST_OK:
-            continue
-        manager = provisioning_decision(state, no_provision=no_provision, upgrade=upgrade)
-        state.provision = manager
-        if manager:
-            installs[name] = manager
-    if installs and not dry_run:
-        driver.play(tags="provision", extravars={"sslbench_provision": installs}, on_event=collector.on_event)
-        for name in installs:
-            state = collector.hosts[name]
-            if state.result.status == HOST_OK and not state.openssl_path:
-                fail(state, HOST_FAILED, f"installing openssl with {installs[name]} reported success, "
-                                         "but no openssl binary was found afterwards")
-    plans = {}
-    for name, state in collector.hosts.items():
-        if state.result.status != HOST_OK or (not state.openssl_path and not dry_run):
-            continue
-        plans[name] = (state, plan_for(state, request))
-    return plans
 
 
 def run_command(args: argparse.Namespace) -> int:
     options = plan_options_from_args(args)
-    request = options.request
     inventory = resolve_inventory(args.inventory)
     if args.insecure_no_host_key_check:
         print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
@@ -466,55 +41,29 @@ def run_command(args: argparse.Namespace) -> int:
     ansible = AnsibleOptions.from_args(args)  # passwords first: a Ctrl-C at the prompt leaves no empty run
     run_dir = store.new_run_dir(args.results)
     run = Run(run_id=run_dir.name, created=store.utc_now(), command=redacted_command(["sslbench", *sys.argv[1:]]),
-              matrix=request.to_dict())
+              matrix=options.request.to_dict())
     store.save_run(run_dir, run)
     with Interrupt() as interrupt, ProgressView() as view, \
             Driver(run_dir, inventory, limit=args.limit, forks=args.forks,
                    insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
                    ansible=ansible) as driver:
-        collector = Collector(run, run_dir, view)
+        collector = fleet.Collector(run, run_dir, view)
         plans = {}
         if not interrupt.requested:
-            plans = detect_and_plan(driver, collector, options, no_provision=args.no_provision,
-                                    upgrade=args.upgrade_openssl)
-        run.matrix["idle_wait"] = options.idle_wait
-        if options.budget_seconds is not None:
-            run.matrix["budget_seconds"] = options.budget_seconds
-        run.matrix["hosts"] = {name: {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
-                                      "eta_seconds": plan.eta_seconds, "notes": plan.notes,
-                                      "pins": [list(p) for p in state.pins],
-                                      **({"budget": state.budget.to_dict()} if state.budget else {})}
-                               for name, (state, plan) in plans.items()}
+            plans = fleet.detect_and_plan(driver, collector, options, no_provision=args.no_provision,
+                                          upgrade=args.upgrade_openssl)
+        fleet.record_plans(run, plans, options)
         collector.save()
-        for name, (state, plan) in plans.items():
+        for name, (_state, plan) in plans.items():
             for note in plan.notes:
                 print(f"{name}: {note}", file=sys.stderr)
-            progress = view.host(name)
-            progress.planned = {c.id: c.seconds for c in plan.cells}
-            progress.total = len(plan.cells)
-        if plans and not interrupt.requested:
-            if args.forks is None:  # every host benchmarks at the same time unless the user said otherwise
-                driver.forks = max(5, len(plans))
-            status = driver.play(tags="bench", extravars=bench_vars(run.run_id, plans, options.idle_wait),
-                                 on_event=collector.on_event)
-            if status == "canceled" or interrupt.requested:
-                driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run.run_id},
-                            on_event=collector.on_event, cancellable=False)
-        unfinished = interrupt.reason if interrupt.requested else None
-        for state in collector.hosts.values():
-            collector.finish(state, unfinished)
-        collector.save()
-    print(render_run(run, args.format))
+        fleet.bench(driver, collector, plans, options, interrupt, forks_given=args.forks is not None)
+        fleet.finish_all(collector, interrupt)
+    print(tables.render_runs([run], args.format))
     print_host_summary(run, run_dir)
     if interrupt.requested:
         return interrupt.exit_code
     return 0 if all(h.status == HOST_OK for h in run.hosts) else 1
-
-
-def render_run(run: Run, fmt: str) -> str:
-    from orchestrator.commands.report import render_runs
-
-    return render_runs([run], fmt)
 
 
 def print_host_summary(run: Run, run_dir: Path) -> None:

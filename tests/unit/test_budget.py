@@ -151,7 +151,7 @@ def test_overheads_count():
 # --- in `sslbench run` / `hosts`: the real planner per host, the options checked up front ---------------
 
 def host_state(version="OpenSSL 3.0.19", cpus=4, pins=()):
-    from orchestrator.commands.run import HostState
+    from orchestrator.fleet import HostState
     from orchestrator.model import HostResult, OpenSSLBuild
 
     state = HostState(name="box", result=HostResult(host="box", openssl=OpenSSLBuild(version=version)),
@@ -161,7 +161,7 @@ def host_state(version="OpenSSL 3.0.19", cpus=4, pins=()):
 
 
 def test_run_fits_each_hosts_real_plan_and_says_what_went():
-    from orchestrator.commands.run import SNAPSHOT_SECONDS, PlanOptions, plan_for
+    from orchestrator.fleet import SNAPSHOT_SECONDS, PlanOptions, plan_for
     from orchestrator.matrix import MatrixRequest
 
     state = host_state()
@@ -178,7 +178,7 @@ def test_run_fits_each_hosts_real_plan_and_says_what_went():
 
 
 def test_a_budget_too_small_says_so_and_runs_the_smallest_plan():
-    from orchestrator.commands.run import PlanOptions, plan_for
+    from orchestrator.fleet import PlanOptions, plan_for
     from orchestrator.matrix import MatrixRequest
 
     state = host_state()
@@ -188,7 +188,7 @@ def test_a_budget_too_small_says_so_and_runs_the_smallest_plan():
 
 
 def test_big_little_pins_count_in_the_budget_and_are_noted():
-    from orchestrator.commands.run import PlanOptions, plan_for
+    from orchestrator.fleet import PlanOptions, plan_for
     from orchestrator.matrix import MatrixRequest
 
     pinned = host_state(pins=[(7, "Cortex-A72"), (3, "Cortex-A53")])

@@ -169,7 +169,7 @@ def detect_output(tmp_path: Path, root: Path, with_taskset: bool = True) -> str:
 
 
 def facts_of(text: str):
-    from orchestrator.commands.run import HostState, apply_facts
+    from orchestrator.fleet import HostState, apply_facts
     from orchestrator.model import HostResult
 
     state = HostState(name="h", result=HostResult(host="h"))

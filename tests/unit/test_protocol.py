@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import matrix, protocol
-from orchestrator.commands.run import HostState, apply_facts
+from orchestrator.fleet import HostState, apply_facts
 from orchestrator.model import HostResult
 
 FILES = Path(__file__).resolve().parents[2] / "playbooks"

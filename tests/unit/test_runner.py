@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from orchestrator import matrix, store
-from orchestrator.commands.run import Collector, HostState, apply_facts, cell_measurements, failure_reason, \
+from orchestrator.fleet import Collector, HostState, apply_facts, cell_measurements, failure_reason, \
     provisioning_decision
 from orchestrator.protocol import exit_codes, progress_part, split_logs
 from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult, Run
@@ -252,7 +252,7 @@ def test_interrupt_turns_sigint_sigterm_and_sighup_into_a_clean_stop():
 def ansible_args(*argv):
     import argparse
 
-    from orchestrator.commands.run import add_common_options
+    from orchestrator.options import add_common_options
 
     parser = argparse.ArgumentParser()
     add_common_options(parser)

@@ -175,7 +175,7 @@ def test_the_collector_stores_conditions_apart_and_flags_every_cell(tmp_path):
     """The poll output of a real runner with conditions.sh, through sslbench run's Collector."""
     import io
 
-    from orchestrator.commands.run import Collector, HostState
+    from orchestrator.fleet import Collector, HostState
     from orchestrator.matrix import Capabilities, Cell, HostPlan
     from orchestrator.model import OK, HostResult, Run
     from orchestrator.progress import ProgressView

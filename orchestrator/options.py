@@ -1,0 +1,69 @@
+"""Command-line options that `sslbench run` and `sslbench hosts` share: which hosts and how to reach them (the
+ansible-playbook options users already type), and the matrix to plan. Checked here: bad values are UserErrors."""
+from __future__ import annotations
+
+import argparse
+
+from orchestrator import budget, matrix
+from orchestrator.errors import UserError
+from orchestrator.fleet import DEFAULT_IDLE_WAIT, PlanOptions
+from orchestrator.matrix import MatrixRequest
+
+
+def add_common_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-i", "--inventory", metavar="INVENTORY",
+                   help="Ansible inventory (YAML or INI file, or directory); default: this machine")
+    p.add_argument("--limit", metavar="PATTERN", help="Ansible host pattern: only these hosts")
+    p.add_argument("--forks", type=int, metavar="N", help="hosts worked on in parallel (Ansible forks)")
+    p.add_argument("--insecure-no-host-key-check", action="store_true",
+                   help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
+    ansible = p.add_argument_group("Ansible options", "passed to ansible-playbook as you would type them there; "
+                                                      "passwords are asked once here and never stored")
+    ansible.add_argument("-u", "--user", metavar="USER", help="connect as this user")
+    ansible.add_argument("-k", "--ask-pass", action="store_true", help="ask for the SSH password")
+    ansible.add_argument("-b", "--become", action="store_true", help="run the commands on the hosts with become "
+                                                                      "(sudo): needed to install OpenSSL as non-root")
+    ansible.add_argument("-K", "--ask-become-pass", action="store_true", help="ask for the become (sudo) password")
+    ansible.add_argument("-e", "--extra-vars", action="append", metavar="VARS",
+                         help="key=value, JSON or @file; repeatable (values are not written to run.json)")
+    ansible.add_argument("--private-key", metavar="FILE", help="SSH private key file")
+    ansible.add_argument("--ssh-common-args", metavar="ARGS", help="extra ssh arguments, e.g. '-o ProxyJump=gw'")
+    ansible.add_argument("--vault-password-file", action="append", metavar="FILE",
+                         help="vault password file (for vaulted group_vars); repeatable")
+    ansible.add_argument("-J", "--ask-vault-pass", action="store_true", help="ask for the vault password")
+    ansible.add_argument("-v", "--verbose", action="count", default=0,
+                         help="Ansible's verbosity (-vvv: SSH commands) in ansible-stdout.txt")
+
+
+def add_matrix_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--algorithms", metavar="A,B", help=f"default: {','.join(matrix.DEFAULT_ALGORITHMS)}")
+    p.add_argument("--sizes", metavar="N,N", help="block sizes in bytes (default: all the host's OpenSSL has)")
+    p.add_argument("--threads", metavar="1,all", help="threads per cell: 1, all (logical CPUs) or N; default 1,all")
+    p.add_argument("--api", metavar="evp,legacy", help="EVP and/or legacy API (legacy only where it exists)")
+    p.add_argument("--seconds", type=int, metavar="N",
+                   help="seconds per size/operation (OpenSSL >= 1.1.1; default: openssl's 3 s, 10 s public-key)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N", help="run the whole matrix N times")
+    p.add_argument("--budget", metavar="DURATION",
+                   help="fit each host's matrix into this time (10m, 90s, 1h30m): drops sizes, legacy, seconds, "
+                        "repeats, algorithms in that order and says what went")
+    p.add_argument("--idle-wait", default=str(DEFAULT_IDLE_WAIT), metavar="SECONDS",
+                   help=f"wait at most this long for each host to be idle before its matrix (default "
+                        f"{DEFAULT_IDLE_WAIT}; 0 = no gate); a host that stays busy is flagged busy")
+
+
+def parse_idle_wait(text: str | int | None) -> int:
+    """--idle-wait: whole seconds, 0 (no gate) to 3600."""
+    value = str(DEFAULT_IDLE_WAIT if text is None else text).strip()
+    if not value.isdigit() or int(value) > 3600:
+        raise UserError(f"--idle-wait takes whole seconds from 0 (no idle gate) to 3600 (got {text!r})")
+    return int(value)
+
+
+def plan_options_from_args(args: argparse.Namespace) -> PlanOptions:
+    return PlanOptions(request=request_from_args(args),
+                       budget_seconds=budget.parse_duration(args.budget) if args.budget else None,
+                       idle_wait=parse_idle_wait(args.idle_wait))
+
+
+def request_from_args(args: argparse.Namespace) -> MatrixRequest:
+    return matrix.parse_request(args.algorithms, args.sizes, args.threads, args.api, args.seconds, args.repeat)
