@@ -21,7 +21,7 @@ from orchestrator.errors import UserError
 from orchestrator.matrix import Cell, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, UNSUPPORTED, HostResult, Measurement,
                                 OpenSSLBuild, Run)
-from orchestrator.parse.conditions import parse_snapshot_lines, split_evidence
+from orchestrator.parse.conditions import parse_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
@@ -239,7 +239,7 @@ class Collector:
         if cell is None or not matrix.SAFE_TOKEN.match(cell_id):
             return  # only files the plan named: a host cannot choose our file names
         self._store(state, f"{cell_id}.log", text)  # raw: openssl's output, then conditions.sh's evidence
-        output, evidence = split_evidence(text)
+        output, evidence = protocol.split_evidence(text)
         rc = self.exit_codes.get(state.name, {}).get(cell_id)
         found = cell_measurements(cell, output, state.result.openssl.version, rc)
         state.result.measurements.extend(found)

@@ -1,12 +1,17 @@
 """What the scripts on the hosts print to the controller, and how it is split again: the one place that knows
-the `@@sslbench` markers of playbooks/files/detect.sh and sslbench-run.sh.
+the markers of playbooks/files/*.sh and the playbooks.
 
-  detect.sh       `@@sslbench:NAME` before each file or command output (SECTION)
+  detect.sh       `@@sslbench:NAME` before each file or command output (SECTION); its `cpu clusters` section
+                  holds conditions.sh's `@@ NAME` sub-sections (cpus, cpufreq, topology, hybrid, tools)
   run.sh poll     `@@sslbench-progress`, new progress lines, `@@sslbench-log ID` … `@@sslbench-endlog ID` per
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
                   `@@sslbench-state STATE` last
   run.sh launch   `@@sslbench-state started`
-  conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate, cell
+  sslbench.yml    `@@sslbench-host-done` (a debug task's message once a host is done)
+  conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and
+                  cell's evidence; inside a snapshot, `@@ SECTION [NAME]` before each part (SUBSECTION) and
+                  `note: ...` for what the host lacks (orchestrator/parse/conditions.py reads the parts)
+Two dialects stay: every stored run's raw logs (conditions evidence in each cell log) must parse again.
 
 A login shell may print text before the command's output (a `.bashrc` setting the terminal title, a board
 banner), without a newline: `own_lines` puts every marker back at the start of a line of its own.
@@ -25,9 +30,13 @@ RUNNER_OUTPUT = "@@sslbench-runner-output"
 STATE = "@@sslbench-state "
 HOST_DONE = "@@sslbench-host-done"
 
-# conditions.sh's blocks (orchestrator/parse/conditions.py reads them)
+# conditions.sh's blocks and the sub-sections inside them
 BLOCK_BEGIN = "@@ begin sslbench-"
 BLOCK_END = "@@ end sslbench-"
+SUBSECTION = "@@ "
+NOTE = "note: "
+_BEGIN = re.compile("^" + BLOCK_BEGIN + r"(\w+) (\d+)(?: (.*))?$")
+_END = re.compile("^" + BLOCK_END + r"(\w+)$")
 
 _GLUED_MARK = re.compile(r"(?<=[^\n])(?=" + MARK + "|@@ (?:begin|end) sslbench-)")
 
@@ -103,3 +112,47 @@ def runner_output(stdout: str) -> str:
 def without_markers(text: str) -> list[str]:
     """The lines of an output that are not markers (what the host said around them), stripped, non-empty."""
     return [line.strip() for line in own_lines(text).split("\n") if line.strip() and not line.startswith(MARK)]
+
+
+def blocks(text: str) -> list[tuple[str, str, list[str]]]:
+    """(kind, label, lines) for every `@@ begin sslbench-KIND` … `@@ end` block in `text`, in order.
+
+    A block cut short (the connection dropped, the output was truncated) is still returned with what it had,
+    so a partial snapshot beats none.
+    """
+    found: list[tuple[str, str, list[str]]] = []
+    current: tuple[str, str, list[str]] | None = None
+    for line in own_lines(text).split("\n"):
+        begin = _BEGIN.match(line)
+        if begin:
+            if current:
+                found.append(current)
+            current = (begin.group(1), (begin.group(3) or "").strip(), [])
+            continue
+        if current and _END.match(line):
+            found.append(current)
+            current = None
+            continue
+        if current:
+            current[2].append(line)
+    if current:
+        found.append(current)
+    return found
+
+
+def subsection(line: str) -> tuple[str, str] | None:
+    """(section, name) of a `@@ SECTION [NAME]` line, else None."""
+    if not line.startswith(SUBSECTION) or line.startswith((BLOCK_BEGIN, BLOCK_END)):
+        return None
+    parts = line[len(SUBSECTION):].split(None, 1)
+    return (parts[0] if parts else "", parts[1].strip() if len(parts) > 1 else "")
+
+
+def split_evidence(text: str) -> tuple[str, str]:
+    """A cell log with the wrapper's evidence appended -> (what openssl printed, the evidence)."""
+    at = text.find(BLOCK_BEGIN)
+    while at > 0 and text[at - 1] != "\n":  # only at the start of a line
+        at = text.find(BLOCK_BEGIN, at + 1)
+    if at < 0:
+        return text, ""
+    return text[:at], text[at:]

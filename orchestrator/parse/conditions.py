@@ -4,22 +4,20 @@ Pure text in, plain JSON-ready dicts out (string keys, lists, numbers), so the r
 straight into `HostResult.conditions` and come back from run.json unchanged.  Anything the
 host did not have is simply absent, and the script's `note:` lines are kept.
 
-The text may come wrapped in other output (Ansible stdout, a whole cell log): only the lines
-between `@@ begin sslbench-<kind>` and `@@ end sslbench-<kind>` are read.
+The text may come wrapped in other output (Ansible stdout, a whole cell log): only the lines of its
+`@@ begin sslbench-<kind>` … `@@ end` blocks are read (orchestrator/protocol.py splits them).
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from orchestrator.protocol import own_lines
+from orchestrator.protocol import NOTE, blocks, subsection
 
 SNAPSHOT = "conditions"
 IDLE = "idle"
 CELL = "cell"
 
-_BEGIN = re.compile(r"^@@ begin sslbench-(\w+) (\d+)(?: (.*))?$")
-_END = re.compile(r"^@@ end sslbench-(\w+)$")
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
@@ -38,32 +36,6 @@ def parse_cpu_list(text: str | None) -> list[int]:
         except ValueError:
             continue  # "<unknown>" and such: say nothing rather than something wrong
     return sorted(set(cpus))
-
-
-def blocks(text: str) -> list[tuple[str, str, list[str]]]:
-    """(kind, label, lines) for every begin/end block in `text`, in order.
-
-    A block cut short (the connection dropped, the output was truncated) is still returned
-    with what it had, so a partial snapshot beats none.
-    """
-    found: list[tuple[str, str, list[str]]] = []
-    current: tuple[str, str, list[str]] | None = None
-    for line in own_lines(text).split("\n"):
-        begin = _BEGIN.match(line)
-        if begin:
-            if current:
-                found.append(current)
-            current = (begin.group(1), (begin.group(3) or "").strip(), [])
-            continue
-        if current and _END.match(line):
-            found.append(current)
-            current = None
-            continue
-        if current:
-            current[2].append(line)
-    if current:
-        found.append(current)
-    return found
 
 
 def parse_conditions(text: str) -> dict[str, Any]:
@@ -101,16 +73,15 @@ def parse_snapshot_lines(lines: list[str], label: str = "") -> dict[str, Any]:
     snap: dict[str, Any] = {"label": label, "notes": []}
     section, name = "", ""
     for line in lines:
-        if line.startswith("note: "):
-            snap["notes"].append(line[len("note: "):].strip())
+        if line.startswith(NOTE):
+            snap["notes"].append(line[len(NOTE):].strip())
             continue
-        if line.startswith("@@ "):
-            parts = line[3:].split(None, 1)
-            section = parts[0] if parts else ""
-            name = parts[1].strip() if len(parts) > 1 else ""
+        header = subsection(line)
+        if header:
+            section, name = header
             _open_section(snap, section, name)
             continue
-        _SECTION_READERS.get(section, _ignore)(snap, name, line)
+        SECTION_READERS.get(section, _ignore)(snap, name, line)
     return snap
 
 
@@ -313,7 +284,7 @@ def _ignore(_snap: dict[str, Any], _name: str, _line: str) -> None:
     pass
 
 
-_SECTION_READERS = {
+SECTION_READERS = {
     "time": _read_time,
     "loadavg": _read_loadavg,
     "stat": _read_stat,
@@ -381,13 +352,3 @@ def _parse_run_lines(lines: list[str]) -> dict[str, Any]:
                 continue  # a line cut when the sampler was stopped
             run["samples"].append({"uptime": up, "cpu": cpu, "ticks": utime + stime, "comm": " ".join(fields[4:])})
     return run
-
-
-def split_evidence(text: str) -> tuple[str, str]:
-    """A cell log with the wrapper's evidence appended -> (what openssl printed, the evidence)."""
-    at = text.find("@@ begin sslbench-")
-    while at > 0 and text[at - 1] != "\n":  # only at the start of a line
-        at = text.find("@@ begin sslbench-", at + 1)
-    if at < 0:
-        return text, ""
-    return text[:at], text[at:]

@@ -21,7 +21,8 @@ import pytest
 
 from orchestrator import store
 from orchestrator.model import HOST_OK, OK
-from orchestrator.parse.conditions import parse_cell, split_evidence
+from orchestrator.parse.conditions import parse_cell
+from orchestrator.protocol import split_evidence
 from orchestrator.validity import BUSY, THRESHOLDS
 
 pytestmark = [pytest.mark.rig, pytest.mark.slow]

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from orchestrator import store
-from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
+from orchestrator.model import HOST_OK, HOST_UNREACHABLE, OK
 
 pytestmark = pytest.mark.rig
 

@@ -166,7 +166,7 @@ def test_ctrl_c_or_kill_stops_openssl_and_keeps_finished_cells(tmp_path, signum)
     kept = {m.algorithm for m in host.measurements if m.status == OK}
     assert "sha512" in kept and "md5" not in kept
     time.sleep(0.5)
-    assert openssl_speed_processes(f"-seconds 2 -evp ") == []  # no orphan openssl left running
+    assert openssl_speed_processes("-seconds 2 -evp ") == []  # no orphan openssl left running
     assert not Path(f"/tmp/sslbench.{re.sub('[^0-9A-Za-z-]', '', run.run_id)}").exists()  # the playbook's name
 
 

@@ -32,6 +32,18 @@ def test_every_marker_the_scripts_print_is_one_the_controller_knows():
     assert printed == known
 
 
+def test_every_conditions_section_the_scripts_print_has_a_reader():
+    from orchestrator.parse.conditions import SECTION_READERS
+
+    printed = set()
+    for name in ("conditions.sh", "detect.sh"):
+        text = (FILES / "files" / name).read_text()
+        for kind in re.findall(r'"@@ (begin|end) sslbench-', text):
+            assert f"@@ {kind} sslbench-" in (protocol.BLOCK_BEGIN, protocol.BLOCK_END)
+        printed |= {m for m in re.findall(r'"@@ ([a-z_]+)', text) if m not in ("begin", "end")}
+    assert printed == set(SECTION_READERS)
+
+
 # What a login shell printed before the command's output, as the field has it: a .bashrc setting the terminal
 # title (no newline), a board banner, both.
 STARTUP_JUNK = ["\x1b]0;root@router: ~\x07", "Welcome to the board!\n\x1b]0;root@board\x07", "motd line\r\nno newline"]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.protocol import exit_codes, progress_part, split_logs
-from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle, split_evidence
+from orchestrator.protocol import exit_codes, progress_part, split_evidence, split_logs
+from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
 
 SCRIPT = Path(__file__).resolve().parents[2] / "playbooks" / "files" / "sslbench-run.sh"
 CONDITIONS = SCRIPT.parent / "conditions.sh"
@@ -175,9 +175,9 @@ def test_the_collector_stores_conditions_apart_and_flags_every_cell(tmp_path):
     """The poll output of a real runner with conditions.sh, through sslbench run's Collector."""
     import io
 
-    from orchestrator.fleet import Collector, HostState
+    from orchestrator.fleet import Collector
     from orchestrator.matrix import Capabilities, Cell, HostPlan
-    from orchestrator.model import OK, HostResult, Run
+    from orchestrator.model import OK, Run
     from orchestrator.progress import ProgressView
     from orchestrator.validity import ALL_FLAGS
 

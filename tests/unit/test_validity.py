@@ -227,7 +227,7 @@ def test_nominal_seconds_from_the_cell_arguments():
 
 
 def test_flag_cell_from_a_log_with_evidence_appended():
-    from orchestrator.parse.conditions import split_evidence
+    from orchestrator.protocol import split_evidence
     from orchestrator.validity import flag_cell
 
     speed = "+DT:AES-128-GCM:3:16\n+R:100:AES-128-GCM:1.40\n+H:16\n+F:22:AES-128-GCM:1000.00\n"
@@ -290,7 +290,7 @@ def test_flag_cell_checks_the_pin_its_command_asked_for():
 def test_real_pinned_cell_on_the_fleet_armhf_host():
     # raspbian1 of tests/rig (qemu-arm, OpenSSL 1.1.1w) while this shared VM was busy:
     # openssl got 1.19 s of CPU in 2 s, pinned to CPU 1 and seen there
-    from orchestrator.parse.conditions import split_evidence
+    from orchestrator.protocol import split_evidence
     from orchestrator.parse.speed import parse_speed
     from orchestrator.validity import flag_cell
 
