@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import budget, clusters, matrix, protocol, store, validity
+from orchestrator import budget, clusters, matrix, platforms, protocol, store, validity
 from orchestrator.errors import UserError
 from orchestrator.matrix import Cell, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, UNSUPPORTED, HostResult, Measurement,
@@ -38,10 +38,6 @@ SNAPSHOT_SECONDS = 3  # each of the before/after snapshots (openssl engine/provi
 # The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
 _REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
                       r"no such|unsupported", re.IGNORECASE)
-# The detect sections orchestrator.parse.osinfo.detect_os reads.
-_OS_KEYS = ("/etc/os-release", "/etc/openwrt_release", "/etc/redhat-release", "/etc/armbian-release", "/etc/rpi-issue",
-            "/etc/debian_version", "/etc/alpine-release", "/etc/arch-release", "/etc/motd", "/etc/banner",
-            "/etc/issue", "uname -a", "nvram get os_version")
 
 
 @dataclass
@@ -64,7 +60,7 @@ class HostState:
     package_managers: list[str] = field(default_factory=list)
     logical_cpus: int | None = None
     tmp_free_kb: int | None = None
-    provision: str | None = None  # package manager to install OpenSSL with
+    provision: platforms.PackageManager | None = None  # how OpenSSL is installed there
     plan: HostPlan | None = None
     finished: bool = False  # final status decided, run.json written
     dir_name: str = ""  # the host's directory in the run (store.safe_name, made unique)
@@ -80,7 +76,7 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
     """Fill the host's facts from the detect task's output (text in, facts out; parsers do the reading)."""
     sections = protocol.split_sections(detect_stdout)
     state.sections = sections
-    files = {key: sections[key] for key in _OS_KEYS if key in sections}
+    files = {key: sections[key] for key in (*platforms.RELEASE_FILES, *platforms.RELEASE_COMMANDS) if key in sections}
     state.result.os = detect_os(files)
     state.result.cpu = parse_cpuinfo(sections.get("/proc/cpuinfo", ""))
     state.openssl_path = (sections.get("openssl") or "").strip() or None
@@ -88,25 +84,31 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
                             else OpenSSLBuild())
     state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
                               if line.strip()]
-    state.logical_cpus = matrix.first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
-    state.tmp_free_kb = matrix.first_int(sections.get("tmp free kb"))
+    state.logical_cpus = _first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
+    state.tmp_free_kb = _first_int(sections.get("tmp free kb"))
     topology = parse_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
     state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
 
 
-def provisioning_decision(state: HostState, *, no_provision: bool, upgrade: bool) -> str | None:
-    """The package manager to install OpenSSL with, None when nothing is needed; a failure reason is set
-    on the host when OpenSSL is missing and cannot be installed."""
+def _first_int(text: str | None) -> int | None:
+    match = re.search(r"\d+", text or "")
+    return int(match.group()) if match else None
+
+
+def provisioning_decision(state: HostState, *, no_provision: bool, upgrade: bool) -> platforms.PackageManager | None:
+    """How to install OpenSSL, None when nothing is needed; a failure reason is set on the host when OpenSSL is
+    missing and cannot be installed."""
     if state.openssl_path and not upgrade:
         return None
     if no_provision:
         if not state.openssl_path:
             fail(state, HOST_FAILED, "openssl is not installed and --no-provision forbids installing it")
         return None
-    manager = matrix.choose_package_manager(state.package_managers)
+    manager = platforms.choose_package_manager(state.package_managers)
     if manager is None and not state.openssl_path:
-        fail(state, HOST_FAILED, "openssl is not installed and the host has no package manager sslbench knows "
-                                 "(apk, opkg, /opt/bin/opkg, apt-get, dnf, yum, pacman); install openssl by hand")
+        known = ", ".join(pm.name for pm in platforms.PACKAGE_MANAGERS)
+        fail(state, HOST_FAILED, f"openssl is not installed and the host has no package manager sslbench knows "
+                                 f"({known}); install openssl by hand")
     return manager
 
 
@@ -342,10 +344,31 @@ def bench_vars(run_id: str, plans: dict[str, tuple[HostState, HostPlan]], idle_w
     return {"sslbench_run_id": run_id, "sslbench_plan": host_plans}
 
 
+def diagnose_hidden_hops(driver: Driver, collector: Collector) -> None:
+    """Hosts behind a jump host whose hop failed: ssh sends the hop's own error to /dev/null under ControlPersist
+    (Ansible's default), leaving "Connection closed by UNKNOWN port 65535". One more connection without an SSH
+    master hears it ("Host key verification failed.") and it becomes the reason."""
+    hidden = [name for name, state in collector.hosts.items()
+              if state.result.status == HOST_UNREACHABLE and PROXY_CLOSED in (state.result.reason or "")]
+    if not hidden:
+        return
+    found: dict[str, str] = {}
+
+    def keep(event: HostEvent) -> None:
+        if event.kind == "unreachable" and event.message:
+            found[event.host] = event.message
+
+    driver.play(tags="detect", extravars={**platforms.detect_vars(), "ansible_ssh_args": "-o ControlMaster=no"},
+                on_event=keep, limit=",".join(hidden))
+    for name, message in found.items():
+        state = collector.hosts[name]
+        state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {message}"
+
+
 def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions | MatrixRequest, *,
                     no_provision: bool, upgrade: bool, dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
     """Detect every host, install OpenSSL where needed (unless dry_run), and plan each usable host."""
-    status = driver.play(tags="detect", on_event=collector.on_event)
+    status = driver.play(tags="detect", extravars=platforms.detect_vars(), on_event=collector.on_event)
     if not collector.hosts and status != "successful":
         errors = [line for line in protocol.without_markers(driver.last_stdout) if "ERROR" in line]
         said = " | ".join(errors[-2:]) or _tail(driver.last_stdout, 4) or status
@@ -356,12 +379,7 @@ def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions |
         raise UserError(f"no hosts matched in {driver.inventory}" +
                         (f" with --limit {driver.limit}" if driver.limit else "") +
                         "; check the inventory and the host pattern")
-    hidden = [name for name, state in collector.hosts.items()
-              if state.result.status == HOST_UNREACHABLE and PROXY_CLOSED in (state.result.reason or "")]
-    if hidden:  # a jump host failed: ask again without an SSH master, to hear why
-        for name, message in driver.diagnose_unreachable(hidden).items():
-            state = collector.hosts[name]
-            state.result.reason = f"{state.result.reason.split(':', 1)[0]}: {message}"
+    diagnose_hidden_hops(driver, collector)
     installs = {}
     for name, state in collector.hosts.items():
         if state.result.status != HOST_OK:
@@ -371,11 +389,11 @@ def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions |
         if manager:
             installs[name] = manager
     if installs and not dry_run:
-        driver.play(tags="provision", extravars={"sslbench_provision": installs}, on_event=collector.on_event)
-        for name in installs:
+        driver.play(tags="provision", extravars=platforms.install_vars(installs), on_event=collector.on_event)
+        for name, manager in installs.items():
             state = collector.hosts[name]
             if state.result.status == HOST_OK and not state.openssl_path:
-                fail(state, HOST_FAILED, f"installing openssl with {installs[name]} reported success, "
+                fail(state, HOST_FAILED, f"installing openssl with {manager.name} reported success, "
                                          "but no openssl binary was found afterwards")
     plans = {}
     for name, state in collector.hosts.items():

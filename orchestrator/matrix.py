@@ -354,26 +354,3 @@ def format_eta(seconds: float) -> str:
         return f"{minutes}m{sec:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
-
-
-# --- what the detect play printed --------------------------------------------------------------
-
-PACKAGE_MANAGERS = ("apk", "opkg", "/opt/bin/opkg", "apt-get", "dnf", "yum", "pacman")
-
-
-def first_int(text: str | None) -> int | None:
-    match = re.search(r"\d+", text or "")
-    return int(match.group()) if match else None
-
-
-def choose_package_manager(found: Iterable[str]) -> str | None:
-    """The first of the package managers the host has, in our preference order (apk before opkg: OpenWrt 25)."""
-    have = set(found)
-    for manager in PACKAGE_MANAGERS:
-        if manager in have:
-            return manager
-    return None
-
-
-PACKAGE_FOR = {"apk": "openssl-util", "opkg": "openssl-util", "/opt/bin/opkg": "openssl-util",
-               "apt-get": "openssl", "dnf": "openssl", "yum": "openssl", "pacman": "openssl"}

@@ -37,9 +37,8 @@ PLAYBOOK_DIR = _shipped_dir("playbooks")
 MAIN_PLAYBOOK = "sslbench.yml"
 CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
-# What ssh says when the connection to a proxy (ProxyJump/ProxyCommand) hop closed before the host answered.
-# With ControlPersist (Ansible's default) ssh sends the hop's own error to /dev/null: the connection is tried
-# again without a master (diagnose_unreachable) to hear it.
+# What ssh says when the connection to a proxy (ProxyJump/ProxyCommand) hop closed before the host answered
+# (fleet.diagnose_hidden_hops asks again to hear why).
 PROXY_CLOSED = "Connection closed by UNKNOWN port 65535"
 
 # Runner events we turn into HostEvents; everything else is still accepted (never rejected: a
@@ -324,19 +323,6 @@ class Driver:
         )
         self.last_stdout = self._save_stdout(result)
         return str(result.status)
-
-    def diagnose_unreachable(self, hosts: list[str]) -> dict[str, str]:
-        """host -> the message of one more connection without an SSH master (ssh_args without ControlPersist,
-        so a proxy hop's stderr is not sent to /dev/null), for hosts whose hop failed silently."""
-        found: dict[str, str] = {}
-
-        def keep(event: HostEvent) -> None:
-            if event.kind == "unreachable" and event.message:
-                found[event.host] = event.message
-
-        self.play(tags="detect", extravars={"ansible_ssh_args": "-o ControlMaster=no"}, on_event=keep,
-                  limit=",".join(hosts), cancellable=True)
-        return found
 
     def _save_stdout(self, result: Any) -> str:
         try:

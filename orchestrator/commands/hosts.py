@@ -52,7 +52,7 @@ def hosts_command(args: argparse.Namespace) -> int:
             r.cpu.model or r.cpu.arch or "?", state.logical_cpus or "?",
             (r.openssl.version or "?") if state.openssl_path else "missing",
             ", ".join(state.package_managers) or "none",
-            (f"{matrix.PACKAGE_FOR.get(state.provision, 'openssl')} with {state.provision}" if state.provision else "-"),
+            f"{state.provision.package} with {state.provision.name}" if state.provision else "-",
             len(plan.cells) if plan else "-", len(plan.unsupported) if plan else "-",
             matrix.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",

@@ -7,8 +7,8 @@ show_file() {
         cat "$1" 2>/dev/null
     fi
 }
-for f in /etc/os-release /etc/openwrt_release /etc/redhat-release /etc/armbian-release /etc/rpi-issue \
-         /etc/debian_version /etc/alpine-release /etc/arch-release /etc/motd /etc/banner /etc/issue; do
+# The lists come from the controller (orchestrator/platforms.py), set before this script by the detect task.
+for f in ${SSLBENCH_RELEASE_FILES:-}; do
     show_file "$f"
 done
 echo "@@sslbench:uname -a"
@@ -41,12 +41,12 @@ if [ -n "$ssl" ]; then
     "$ssl" version -a 2>&1
 fi
 echo "@@sslbench:package managers"
-for pm in apk opkg apt-get dnf yum pacman; do
-    if command -v "$pm" >/dev/null 2>&1; then
-        echo "$pm"
-    fi
+for pm in ${SSLBENCH_PACKAGE_MANAGERS:-}; do
+    case $pm in
+        /*) [ -x "$pm" ] && echo "$pm" ;;
+        *) command -v "$pm" >/dev/null 2>&1 && echo "$pm" ;;
+    esac
 done
-[ -x /opt/bin/opkg ] && echo /opt/bin/opkg
 # CPU clusters (big.LITTLE) in conditions.sh's format, so the controller can pin single-thread cells.
 echo "@@sslbench:cpu clusters"
 sys=${SSLBENCH_SYSROOT:-}/sys/devices/system/cpu  # SYSROOT: a fake tree in tests

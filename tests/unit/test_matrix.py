@@ -166,12 +166,6 @@ def test_request_parsing():
     assert matrix.resolve_threads(req.threads, 3) == [1, 3]
 
 
-def test_package_manager_choice_comes_from_what_was_found():
-    assert matrix.choose_package_manager(["opkg", "apk"]) == "apk"  # OpenWrt 25 moved to apk
-    assert matrix.choose_package_manager(["/opt/bin/opkg"]) == "/opt/bin/opkg"
-    assert matrix.choose_package_manager(["yum"]) == "yum"
-    assert matrix.choose_package_manager([]) is None
-
 
 def test_format_eta():
     assert matrix.format_eta(5) == "5s"

@@ -132,7 +132,7 @@ def test_detect_output_gives_facts_and_a_provisioning_choice():
     assert state.result.os.family == "openwrt"
     assert state.logical_cpus == 4 and state.openssl_path is None
     assert state.package_managers == ["opkg"] and state.tmp_free_kb == 120000
-    assert provisioning_decision(state, no_provision=False, upgrade=False) == "opkg"
+    assert provisioning_decision(state, no_provision=False, upgrade=False).name == "opkg"
 
 
 def test_missing_openssl_without_package_manager_fails_the_host_with_a_reason():
