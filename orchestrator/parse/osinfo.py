@@ -132,49 +132,70 @@ def detect_os(files: dict[str, str]) -> OsFacts:
 
     `files` maps a file name or command to its text: "/etc/os-release", "/etc/openwrt_release",
     "/etc/armbian-release", "/etc/redhat-release", "/etc/motd", "/etc/banner", "nvram get os_version",
-    "uname -a" ... (a leading "cat " and the directory are ignored).
+    "uname -a" ... (a leading "cat " and the directory are ignored). The readers of FAMILY_READERS are asked in
+    order and the first that recognises the texts decides; redhat-release then adds the minor version, and marker
+    files (debian_version ...) name a family still unknown.
     """
     texts = {_normal_key(k): v for k, v in files.items() if isinstance(v, str) and v.strip()}
-    facts = OsFacts(family="unknown")
     uname: dict[str, str] = {}
     for key in ("uname -a", "uname -r", "uname -m", "uname"):
         if key in texts:
             for name, value in parse_uname(texts[key]).items():
                 uname.setdefault(name, value)
-    facts.kernel, facts.machine, facts.uname = uname.get("kernel"), uname.get("machine"), uname.get("uname")
-
+    facts = OsFacts(family="unknown", kernel=uname.get("kernel"), machine=uname.get("machine"), uname=uname.get("uname"))
     os_release = parse_os_release(texts.get("os-release", ""))
-    openwrt = parse_openwrt_release(texts.get("openwrt_release", ""))
-    armbian = parse_shell_vars(texts.get("armbian-release", ""))
-    ddwrt = _ddwrt_from(texts)
-
-    if ddwrt:
-        facts.family, facts.name = "ddwrt", ddwrt.get("name")
-        facts.version, facts.revision = ddwrt.get("version"), ddwrt.get("revision")
-    elif openwrt or os_release.get("ID", "").lower() in ("openwrt", "lede"):
-        facts.family = "openwrt"
-        facts.name = openwrt.get("DISTRIB_DESCRIPTION") or os_release.get("PRETTY_NAME")
-        facts.version = openwrt.get("DISTRIB_RELEASE") or os_release.get("VERSION_ID")
-        facts.revision = openwrt.get("DISTRIB_REVISION") or os_release.get("BUILD_ID")
-    elif armbian or "armbian" in os_release.get("PRETTY_NAME", "").lower():
-        facts.family = "armbian"
-        pretty = os_release.get("PRETTY_NAME", "")
-        facts.name = pretty if "armbian" in pretty.lower() else _join("Armbian", armbian.get("VERSION"))
-        facts.version = armbian.get("VERSION") or _armbian_version(pretty) or os_release.get("VERSION_ID")
-        facts.revision = armbian.get("BOARD")
-    elif os_release:
-        facts.family = _family_from_os_release(os_release, texts)
-        facts.name = os_release.get("PRETTY_NAME") or os_release.get("NAME")
-        facts.version = os_release.get("VERSION_ID")
+    found = next((f for f in (reader(texts, os_release) for reader in FAMILY_READERS) if f), None)
+    if found:
+        facts.family, facts.name, facts.version, facts.revision = found
     if facts.family in ("unknown", "centos", "rhel", "fedora") and "redhat-release" in texts:
         redhat = parse_redhat_release(texts["redhat-release"])
         if redhat:  # redhat-release has the minor version ("7.9.2009") that os-release lacks ("7")
             facts.family = redhat["family"] if facts.family == "unknown" else facts.family
             facts.name = facts.name or redhat["name"]
             facts.version = redhat["version"]
-    if facts.family == "unknown":
-        facts.family = _family_from_marker_files(texts)
+    if facts.family == "unknown":  # an os-release of a distribution we do not know, or none at all
+        facts.family = next((family for key, family in _MARKER_FILES if key in texts), "unknown")
     return facts
+
+
+_Found = tuple[str, "str | None", "str | None", "str | None"]  # family, name, version, revision
+
+
+def _ddwrt_facts(texts: dict[str, str], _os_release: dict[str, str]) -> _Found | None:
+    ddwrt = _ddwrt_from(texts)
+    return ("ddwrt", ddwrt.get("name"), ddwrt.get("version"), ddwrt.get("revision")) if ddwrt else None
+
+
+def _openwrt_facts(texts: dict[str, str], os_release: dict[str, str]) -> _Found | None:
+    openwrt = parse_openwrt_release(texts.get("openwrt_release", ""))
+    if not openwrt and os_release.get("ID", "").lower() not in ("openwrt", "lede"):
+        return None
+    return ("openwrt", openwrt.get("DISTRIB_DESCRIPTION") or os_release.get("PRETTY_NAME"),
+            openwrt.get("DISTRIB_RELEASE") or os_release.get("VERSION_ID"),
+            openwrt.get("DISTRIB_REVISION") or os_release.get("BUILD_ID"))
+
+
+def _armbian_facts(texts: dict[str, str], os_release: dict[str, str]) -> _Found | None:
+    armbian = parse_shell_vars(texts.get("armbian-release", ""))
+    pretty = os_release.get("PRETTY_NAME", "")
+    if not armbian and "armbian" not in pretty.lower():
+        return None
+    name = pretty if "armbian" in pretty.lower() else _join("Armbian", armbian.get("VERSION"))
+    return ("armbian", name, armbian.get("VERSION") or _armbian_version(pretty) or os_release.get("VERSION_ID"),
+            armbian.get("BOARD"))
+
+
+def _os_release_facts(texts: dict[str, str], os_release: dict[str, str]) -> _Found | None:
+    if not os_release:
+        return None
+    return (_family_from_os_release(os_release, texts), os_release.get("PRETTY_NAME") or os_release.get("NAME"),
+            os_release.get("VERSION_ID"), None)
+
+
+# Firmwares first (they also carry os-release files of their own), then os-release; files that only say the family
+# by existing (_MARKER_FILES) decide what is still unknown at the end.
+FAMILY_READERS = (_ddwrt_facts, _openwrt_facts, _armbian_facts, _os_release_facts)
+_MARKER_FILES = (("alpine-release", "alpine"), ("arch-release", "arch"), ("debian_version", "debian"))
 
 
 def _family_from_os_release(values: dict[str, str], texts: dict[str, str]) -> str:
@@ -192,16 +213,6 @@ def _family_from_os_release(values: dict[str, str], texts: dict[str, str]) -> st
     for word in words[:1]:
         if word in _ID_FAMILY or word in aliases:
             return _ID_FAMILY.get(word) or aliases[word]
-    return "unknown"
-
-
-def _family_from_marker_files(texts: dict[str, str]) -> str:
-    if "alpine-release" in texts:
-        return "alpine"
-    if "arch-release" in texts:
-        return "arch"
-    if "debian_version" in texts:
-        return "debian"
     return "unknown"
 
 

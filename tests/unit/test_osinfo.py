@@ -133,3 +133,9 @@ def test_detect_os_ddwrt_from_nvram_build_number_and_empty_input():
     assert (both.family, both.name, both.revision) == ("ddwrt", "DD-WRT", "55630")
     assert detect_os({}).family == "unknown"
     assert detect_os({"/etc/os-release": ""}).family == "unknown"
+
+
+def test_an_unknown_os_release_keeps_its_name_and_takes_the_family_from_a_marker_file():
+    facts = detect_os({"/etc/os-release": 'ID=devuan\nPRETTY_NAME="Devuan GNU/Linux 5 (daedalus)"\nVERSION_ID="5"\n',
+                       "/etc/debian_version": "12.1\n"})
+    assert (facts.family, facts.name, facts.version) == ("debian", "Devuan GNU/Linux 5 (daedalus)", "5")
