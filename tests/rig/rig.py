@@ -105,6 +105,9 @@ RECIPES: dict[str, dict] = {
     "openwrt-19.07": {"version": 2, "busybox": "openwrt-19.07", "release": "19.07.10", "debs": ["libc6", "libgcc-s1"]},
     "ddwrt": {"version": 2, "busybox": "ddwrt", "debs": ["bullseye", "armhf", "openssl", "libssl1.1", "libc6",
                                                          "libgcc-s1"]},
+    # the scale fleet's one shared root (tests/rig/scale.py): OpenWrt 23.05's BusyBox, dropbear and this machine's
+    # own openssl (x86_64: cheap cells, so what a run of many hosts costs the controller shows)
+    "scale": {"version": 1, "busybox": "openwrt-23.05"},
     # per OpenWrt release (OPENWRT): Debian's OpenSSL of that era (19.07 shipped 1.1.1, 23.05 3.0)
     "feed": {"version": 2, "releases": {"23.05.5": ["openssl", "libssl3", "libatomic1"],
                                         "19.07.10": ["openssl", "libssl1.1", "libatomic1"]}},
@@ -478,6 +481,15 @@ def build_ddwrt(dest: Path, name: str) -> None:
         raise RuntimeError(f"ddwrt openssl: unexpected version {out!r}")
 
 
+def build_scale(dest: Path, name: str) -> None:
+    busybox_root(dest, "/bin/ash", ensure_built(f"busybox-{RECIPES[name]['busybox']}"))
+    (dest / "var").symlink_to("tmp")
+    copy_with_libraries(Path(shutil.which("openssl") or "/usr/bin/openssl"), dest, "/usr/bin/openssl")
+    copy_fixture("scale/openwrt_release", dest / "etc/openwrt_release")
+    # one root for every host, read-only: what differs per host (home, host key) is written into its /tmp
+    write(dest / "etc/passwd", "root:x:0:0:root:/tmp/root:/bin/ash\nnobody:*:65534:65534:nobody:/var:/bin/false\n")
+
+
 def feed_paths(release: str) -> tuple[str, str]:
     """(base, core) package directories of one OpenWrt release in the feed, as on downloads.openwrt.org."""
     arch, target, _suite, _debian_arch = OPENWRT[release]
@@ -519,7 +531,8 @@ def build_feed(dest: Path, name: str) -> None:
 BUILDERS = {"raspbian": build_userland, "armbian": build_armbian, "centos": build_centos, "debian": build_debian,
             "busybox-src": build_busybox_source, "busybox-openwrt-23.05": build_busybox,
             "busybox-openwrt-19.07": build_busybox, "busybox-ddwrt": build_busybox,
-            "openwrt-23.05": build_openwrt, "openwrt-19.07": build_openwrt, "ddwrt": build_ddwrt, "feed": build_feed}
+            "openwrt-23.05": build_openwrt, "openwrt-19.07": build_openwrt, "ddwrt": build_ddwrt, "feed": build_feed,
+            "scale": build_scale}
 _build_locks = {name: threading.Lock() for name in BUILDERS}  # builds wait for the builds they use
 
 
