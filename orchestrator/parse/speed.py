@@ -55,13 +55,13 @@ _GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])|(\d\.\d
 _HEADER = re.compile(r"type((?:\s+\d+ bytes)+)")
 _PROGRESS = re.compile(
     r"Doing (?P<name>.+?)(?: ops)? for (?P<tm>\d+)s on (?P<size>\d+) size blocks: "
-    r"(?P<count>\d+) .+?(?:'s| ops) in (?P<secs>" + _NUM + r")s"
+    r"(?P<count>-?\d+) .+?(?:'s| ops) in (?P<secs>" + _NUM + r")s"
 )
 _PK_PROGRESS = re.compile(
-    r"(?P<count>\d+) (?P<bits>\d+)[ -]bits? (?P<what>[A-Za-z0-9' ]+?) in (?P<secs>" + _NUM + r")s"
+    r"(?P<count>-?\d+) (?P<bits>\d+)[ -]bits? (?P<what>[A-Za-z0-9' -]+?) in (?P<secs>" + _NUM + r")s"
 )
 _NAMED_PROGRESS = re.compile(
-    r"(?P<count>\d+) (?P<name>\S+) (?:KEM |signature )?(?P<op>keygen|encaps|decaps|sign|verify) ops "
+    r"(?P<count>-?\d+) (?P<name>\S+) (?:KEM |signature )?(?P<op>keygen|encaps|decaps|sign|verify) ops "
     r"in (?P<secs>" + _NUM + r")s"
 )
 # Led by a literal (the lookbehind after it), which re finds with a fast scan; a leading lookbehind
@@ -140,6 +140,7 @@ class _State:
     progress: dict[tuple, list[tuple[int, float]]] = field(default_factory=dict)
     pending_dt: tuple[str, int] | None = None
     pending_dtp: tuple | None = None
+    pending_progress: str | None = None  # a `Doing …` line whose result has not come yet
     pk_table: str | None = None  # "kem" / "sig" after their headers
     forked: set[str] = field(default_factory=set)  # "Forked child N" numbers
     children: set[int] = field(default_factory=set)
@@ -151,6 +152,7 @@ class _State:
     kem_names: list[str] = field(default_factory=list)  # in run order, from progress lines
     kem_sig_lines: dict[tuple, int] = field(default_factory=dict)  # +F9/+F10 lines seen per (table, child)
     sig_names: list[str] = field(default_factory=list)
+    failed_tests: set[str] = field(default_factory=set)  # NAME of `NAME error!` lines (canonical)
     skipped: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # lines that are not speed output
 
@@ -285,6 +287,10 @@ _ANCHOR_WORDS = ("Doing ", "+D", "+R", "+F", "+H", "Forked child", "Got: ", "ver
 
 
 def _read_line(line: str, state: _State) -> None:
+    if state.pending_progress is not None:
+        doing, state.pending_progress = state.pending_progress, None
+        if not line.startswith(_NOT_A_RESULT) and _read_progress_result(doing + " " + line, state):
+            return
     first = line[0]  # dispatch on the first character before any prefix test (speed)
     if first == "+":
         _read_mr(line, state, child=None)
@@ -324,11 +330,12 @@ def _read_line(line: str, state: _State) -> None:
     elif (line[-1] == ")" or line[-1] == "`") and _read_labelled_row(line, state):
         pass
     elif (":" in line or "Child" in line or "nknown" in line or "error!" in line) and _ERROR_LINE.search(line):
-        state.skipped.append(f"openssl said: {line[:200]}")
+        _read_error(line, state)
     else:
         _ignore(line, state)
 
 
+_NOT_A_RESULT = ("Doing ", "+", "Got: ", "Forked child")  # lines that never end a `Doing …` line
 _ROW_END = frozenset("0123456789kKfFnN")  # a throughput row ends with a number, `k`, inf or nan
 _ROW_TAIL_LABEL2 = {"cbc", "ede3", "ige"}  # the second word of 1.x labels such as `aes-128 cbc`
 
@@ -498,7 +505,7 @@ def _add_row(label: str, values: list[str], state: _State, core: str | None = No
                 value, error = (float(token[:-1] + "e3") if token[-1] in "kK" else float(token)), None
             except ValueError:
                 value = None
-            if value is None or value != value or value in _INFINITIES:
+            if value is None or not 0.0 < value < _INFINITY:
                 value, error = _bytes_per_second(token)
         rows.append(_Row(label, algorithm, size, value, None, None, None, error, unsupported, core))
     return True
@@ -512,16 +519,13 @@ def _all_zero(values: list[str]) -> str | None:
 
 
 def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
-    """`12630.54k` -> 12630540.0 (the decimal ×1000, rounded once), `9999.50` -> 9999.5."""
+    """`12630.54k` -> 12630540.0 (the decimal ×1000, rounded once), `9999.50` -> 9999.5; a figure
+    that is not a rate (0, negative, inf, nan) -> None and why."""
     kilo = token.endswith(("k", "K"))
-    number = token[:-1] if kilo else token
-    lowered = number.lower()
-    if "inf" in lowered or "nan" in lowered:
-        return None, f"openssl printed {token!r} (the measured time was 0)"
-    return float(number + "e3") if kilo else float(number), None
+    return _figure(token[:-1] + "e3" if kilo else token, None, printed=token)
 
 
-_INFINITIES = (float("inf"), float("-inf"))
+_INFINITY = float("inf")
 
 
 def _number(token: str) -> float | None:
@@ -529,7 +533,40 @@ def _number(token: str) -> float | None:
         value = float(token)
     except ValueError:
         return None
-    return None if value != value or value in _INFINITIES else value
+    return None if value != value or value in (_INFINITY, -_INFINITY) else value
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _figure(token: str, operation: str | None, printed: str | None = None) -> tuple[float | None, str | None]:
+    """(rate, None) for a figure openssl measured; (None, why) for one it printed without measuring.
+
+    apps/speed.c prints what it computed, whatever it was: a failed operation counts -1 (`-0.1` for
+    a verify that failed over 10 s), a test that never ran 0 (`0.00`), one timed at 0 s inf or nan."""
+    printed = (printed or token).strip()
+    try:
+        value = float(token)
+    except ValueError:
+        return None, f"openssl printed {printed!r}, not a number"
+    if 0.0 < value < _INFINITY:
+        return value, None
+    if value != value or value in (_INFINITY, -_INFINITY):
+        return None, f"openssl printed {printed!r} (the measured time was 0)"
+    if value < 0:
+        return None, f"{operation or 'the test'} failed (openssl printed {printed!r})"
+    return None, f"not measured (openssl printed {printed!r})"
+
+
+def _figure_from_seconds(token: str, operation: str) -> tuple[float | None, str | None]:
+    """The rate of a seconds/op figure (`-mr` up to 1.1.0), or why there is none."""
+    seconds, error = _figure(token, operation)
+    return (None, error) if seconds is None else (1.0 / seconds, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,10 +614,12 @@ def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int |
         state.skipped.append(f"+F line for {label!r} has {len(values)} values and no matching +H: skipped")
         return
     algorithm = canonical_algorithm(label)
+    if not algorithm or not all(map(_is_number, values)):  # openssl prints numbers only: a cut or mixed line
+        state.skipped.append(f"unreadable +F line {line[:60]!r}: skipped")
+        return
     unsupported = _all_zero(values)
     for size, token in zip(sizes, values):
-        number = None if unsupported else _number(token)  # float() ignores surrounding white space
-        error = None if number is not None or unsupported else f"openssl printed {token.strip()!r}"
+        number, error = (None, None) if unsupported else _figure(token, None)  # (float() ignores white space)
         state.rows.append(_Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
 
 
@@ -595,7 +634,7 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
             ops = ("sign", "verify", "encrypt", "decrypt")[: len(values)]
             if len(values) == 4:  # 3.2+: always ops/s
                 for op, value in zip(ops, values):
-                    _add_pk(state, family + str(bits), op, _number(value), (family, bits, op), child)
+                    _add_pk(state, family + str(bits), op, _figure(value, op), (family, bits, op), child)
             else:
                 state.pk_seconds_lines.append((family, family + str(bits), bits, values[:2], child))
         elif kind == 4 and len(fields) >= 4:
@@ -606,21 +645,21 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
             index, bits = int(fields[0]), int(fields[1])
             name = curve_algorithm("ecdh", _curve_by_index(index, bits, _EC_CURVES))
             first, second = _number(fields[2]), _number(fields[3])
-            if first and second and (first < 1.0) != (second < 1.0):  # one figure is seconds/op, the other ops/s
-                state.mr_old_format = first < 1.0
+            if first and second and first > 0 and second > 0 and (first < 1.0) != (second < 1.0):
+                state.mr_old_format = first < 1.0  # one figure is seconds/op, the other ops/s
             # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
-            rate = _pick_rate(first, second, state)
-            _add_pk(state, name, "op", rate, ("ecdh", bits, "op"), child)
+            rate = fields[3] if _rate_is_second(first, second, state) else fields[2]
+            _add_pk(state, name, "op", _figure(rate, "op"), ("ecdh", bits, "op"), child)
         elif kind in (6, 7) and len(fields) >= 5:
             state.mr_old_format = False  # EdDSA/SM2 lines exist from 1.1.1 on
             bits, curve = int(fields[1]), fields[2]
             family = "eddsa" if kind == 6 else "sm2"
             name = curve_algorithm(family, curve)
             for op, value in zip(("sign", "verify"), fields[3:5]):
-                _add_pk(state, name, op, _number(value), (family, bits, op), child)
+                _add_pk(state, name, op, _figure(value, op), (family, bits, op), child)
         elif kind == 8 and len(fields) >= 3:
             bits = int(fields[1])
-            _add_pk(state, f"ffdh{bits}", "op", _number(fields[2]), ("ffdh", bits, "op"), child)
+            _add_pk(state, f"ffdh{bits}", "op", _figure(fields[2], "op"), ("ffdh", bits, "op"), child)
         elif kind in (9, 10) and len(fields) >= 4:
             # The index counts every KEM/signature the build knows, not the run: the n-th line
             # is the n-th name the progress lines (+DTP/+R15..+R20) announced.
@@ -633,7 +672,7 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
                 return
             name = _kem_sig_name(names[seen], table)
             for op, value in zip(_KEM_SIG_OPS[table], fields[1:4]):
-                _add_pk(state, name, op, _number(value), (name, None, op), child)
+                _add_pk(state, name, op, _figure(value, op), (name, None, op), child)
         else:
             state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
     except ValueError:
@@ -647,13 +686,14 @@ def _curve_by_index(index: int, bits: int, table: list[tuple[int, str]]) -> str:
     return matches[0] if len(matches) == 1 else f"{bits}bits"
 
 
-def _pick_rate(first: float | None, second: float | None, state: _State) -> float | None:
+def _rate_is_second(first: float | None, second: float | None, state: _State) -> bool:
+    """Which figure of an ECDH `+F5` line is the rate (the other is seconds/op)."""
     old = _old_pk_format(state)
     if old is None:  # unknown version: seconds/op of ECDH is (far) below 1, ops/s above
         if first is None or second is None:
-            return first if second is None else second
-        return max(first, second)
-    return second if old else first
+            return first is None
+        return second > first
+    return old
 
 
 def _old_pk_format(state: _State) -> bool | None:
@@ -672,10 +712,11 @@ def _old_pk_format(state: _State) -> bool | None:
     return state.mr_old_format
 
 
-def _add_pk(state: _State, algorithm: str, op: str, value: float | None, key: tuple, child: int | None,
-            label: str | None = None) -> None:
-    error = None if value is not None else "openssl printed no usable number"
-    state.rows.append(_Row(label or algorithm, algorithm, None, value, op, child, key, error, None, None))
+def _add_pk(state: _State, algorithm: str, op: str, figure: tuple[float | None, str | None], key: tuple,
+            child: int | None) -> None:
+    """One public-key figure: `figure` is (rate, None) or (None, why there is no rate), from _figure."""
+    value, error = figure
+    state.rows.append(_Row(algorithm, algorithm, None, value, op, child, key, error, None, None))
 
 
 def _read_mr_result(parts: list[str], state: _State) -> None:
@@ -687,7 +728,7 @@ def _read_mr_result(parts: list[str], state: _State) -> None:
     name = ":".join(parts[2:-1])
     if name != pending[0] and name != "evp":
         return
-    count, secs = _int(parts[1]), _number(parts[-1])
+    count, secs = _int(parts[1]), _number(parts[-1].partition(" ")[0])
     if count is not None and secs is not None:
         key = ("sym", canonical_algorithm(pending[0]), pending[1])
         state.progress.setdefault(key, []).append((count, secs))
@@ -724,7 +765,7 @@ def _read_mr_pk_result(parts: list[str], state: _State) -> None:
     """`+Rn:count:bits:seconds` (or `+Rn:count:bits:name:seconds`, `+Rn:count:name:seconds`)."""
     key = state.pending_dtp
     state.pending_dtp = None
-    count, secs = _int(parts[1]) if len(parts) > 1 else None, _number(parts[-1])
+    count, secs = _int(parts[1]) if len(parts) > 1 else None, _number(parts[-1].partition(" ")[0])
     if key is None or count is None or secs is None:
         return
     if key[1] is None and len(parts) >= 4:  # KEM (+R15..17) / signature (+R18..20): names in run order
@@ -756,18 +797,37 @@ def _read_child(line: str, state: _State) -> None:
 # progress lines
 
 
-def _read_progress(line: str, state: _State) -> None:
+def _read_error(line: str, state: _State) -> None:
+    """What openssl said went wrong; `NAME error!` (3.x: the test could not run) also marks NAME."""
+    state.skipped.append(f"openssl said: {line[:200]}")
+    if line.endswith(" error!"):
+        state.failed_tests.add(canonical_algorithm(line[:-len(" error!")].rpartition(": ")[2]))
+
+
+def _read_progress(line: str, state: _State) -> bool:
+    """A `Doing …` line; True when it held its result (count and seconds). One without (the result
+    came on the next line, after a failure message or a wrap) waits in state.pending_progress."""
+    if line.endswith(" error!"):  # `Doing md4 for 1s on 16 size blocks: md4 error!`
+        _read_error(line, state)
+        return False
     if " ops " in line and (" ops in " in line or " ops for " in line):
         state.ops_format = True
+    if _read_progress_result(line, state):
+        return True
+    state.pending_progress = line
+    return False
+
+
+def _read_progress_result(line: str, state: _State) -> bool:
     if "size blocks: " in line and _read_sym_progress(line, state):
-        return
+        return True
     match = _PROGRESS.search(line) if "size blocks" in line else None
     if match:
         count, secs = int(match.group("count")), _number(match.group("secs"))
         if secs is not None:
             key = ("sym", canonical_algorithm(match.group("name")), int(match.group("size")))
             state.progress.setdefault(key, []).append((count, secs))
-        return
+        return True
     start = line.find(": ") + 1  # the result follows `for 10s: ` (a search from 0 tries every digit before)
     match = _PK_PROGRESS.search(line, start) if "bit" in line else None
     if match:
@@ -775,7 +835,7 @@ def _read_progress(line: str, state: _State) -> None:
         secs = _number(match.group("secs"))
         if pk_key is not None and secs is not None:
             state.progress.setdefault(("pk",) + pk_key, []).append((int(match.group("count")), secs))
-        return
+        return True
     match = _NAMED_PROGRESS.search(line, start)
     if match:
         secs = _number(match.group("secs"))
@@ -788,6 +848,8 @@ def _read_progress(line: str, state: _State) -> None:
         if secs is not None:
             named_key = ("pk", _kem_sig_name(name, table), None, op)
             state.progress.setdefault(named_key, []).append((int(match.group("count")), secs))
+        return True
+    return False
 
 
 def _read_sym_progress(line: str, state: _State) -> bool:
@@ -798,7 +860,7 @@ def _read_sym_progress(line: str, state: _State) -> bool:
     name, _, tm = name_tm.rpartition(" for ")
     count, _, rest = tail.partition(" ")
     what, _, secs = rest.rpartition(" in ")
-    if not (secs[-1:] == "s" and count.isdigit() and size.isdigit() and tm.isdigit() and name[:6] == "Doing "
+    if not (secs[-1:] == "s" and count.lstrip("-").isdigit() and size.isdigit() and tm.isdigit() and name[:6] == "Doing "
             and (what[-2:] == "'s" or what[-4:] == " ops")):
         return False
     name = name[6:-4] if name.endswith(" ops") else name[6:]
@@ -835,7 +897,12 @@ def _pk_progress_key(what: str, bits: int) -> tuple | None:
         return (family, bits, op)
     if words[0] in ("ECDH", "FFDH"):
         return (words[0].lower(), bits, "op")
+    if words[0] == "ML-KEM" and len(words) > 1 and words[1] in _LIBRESSL_MLKEM_OPS:  # LibreSSL
+        return (f"ml-kem-{bits}", None, _LIBRESSL_MLKEM_OPS[words[1]])
     return None
+
+
+_LIBRESSL_MLKEM_OPS = {"keygen": "keygen", "encap": "encaps", "decap": "decaps"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -850,13 +917,13 @@ def _read_pk_rows(line: str, state: _State) -> bool:
         for match in _RSA4.finditer(line):
             bits = int(match.group(1))
             for op, value in zip(("sign", "verify", "encrypt", "decrypt"), match.groups()[1:]):
-                _add_pk(state, f"rsa{bits}", op, _number(value), ("rsa", bits, op), None)
+                _add_pk(state, f"rsa{bits}", op, _figure(value, op), ("rsa", bits, op), None)
             found = True
         if not found:
             for match in _RSA_DSA.finditer(line):
                 family, bits = match.group(1), int(match.group(2))
                 for op, value in zip(("sign", "verify"), match.groups()[2:]):
-                    _add_pk(state, f"{family}{bits}", op, _number(value), (family, bits, op), None)
+                    _add_pk(state, f"{family}{bits}", op, _figure(value, op), (family, bits, op), None)
                 found = True
     if "(" in line:
         if "ecdsa" in lowered or "eddsa" in lowered or "sm2" in lowered:
@@ -864,24 +931,24 @@ def _read_pk_rows(line: str, state: _State) -> bool:
                 bits, family, curve = int(match.group(1)), match.group(2).lower(), match.group(3)
                 name = curve_algorithm(family, curve)
                 for op, value in zip(("sign", "verify"), match.groups()[3:]):
-                    _add_pk(state, name, op, _number(value), (family, bits, op), None)
+                    _add_pk(state, name, op, _figure(value, op), (family, bits, op), None)
                 found = True
         if "ecdh" in lowered:
             for match in _CURVE_OP.finditer(line):
                 bits, curve = int(match.group(1)), match.group(2)
-                _add_pk(state, curve_algorithm("ecdh", curve), "op", _number(match.group(3)),
+                _add_pk(state, curve_algorithm("ecdh", curve), "op", _figure(match.group(3), "op"),
                         ("ecdh", bits, "op"), None)
                 found = True
     if "ffdh" in lowered:
         for match in _FFDH.finditer(line):
             bits = int(match.group(1))
-            _add_pk(state, f"ffdh{bits}", "op", _number(match.group(2)), ("ffdh", bits, "op"), None)
+            _add_pk(state, f"ffdh{bits}", "op", _figure(match.group(2), "op"), ("ffdh", bits, "op"), None)
             found = True
     if not found and state.pk_table:
         for match in _KEM_SIG_ROW.finditer(line):
             name = _kem_sig_name(match.group(1), state.pk_table)
             for op, value in zip(_KEM_SIG_OPS[state.pk_table], match.groups()[1:]):
-                _add_pk(state, name, op, _number(value), (name, None, op), None)
+                _add_pk(state, name, op, _figure(value, op), (name, None, op), None)
             found = True
     return found
 
@@ -935,7 +1002,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
             else:
                 row_api = api_cache[key] = _api_for(row.label, algorithm, major, hints)
         if row.unsupported:
-            status, reason = UNSUPPORTED, row.unsupported
+            status, reason = _zero_row_status(row, state, multi)
         elif row.error:
             status, reason = ERROR, row.error
         else:
@@ -960,6 +1027,17 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
     if not measurements:
         skipped.append("no openssl speed results found")
     return ParsedLog(measurements=measurements, openssl=state.build, skipped=skipped)
+
+
+def _zero_row_status(row: _Row, state: _State, multi: bool) -> tuple[str, str]:
+    """A row of 0.00: the build left the test out, unless openssl shows it ran (then it failed)."""
+    if row.algorithm in state.failed_tests:
+        return UNSUPPORTED, f"openssl could not run it ('{row.label} error!'; it printed 0.00 for every block size)"
+    if ("sym", row.algorithm, row.block_size) in state.progress:
+        return ERROR, "not measured (openssl ran the test but printed 0.00)"
+    if multi and state.children:
+        return ERROR, "not measured (openssl printed 0.00: no -multi child reported a figure)"
+    return UNSUPPORTED, row.unsupported or ""
 
 
 def _choose_rows(state: _State) -> list[_Row]:
@@ -1035,14 +1113,13 @@ def _resolve_pk_units(state: _State) -> None:
     if old is None:
         old = _multi_summary_format(state.pk_seconds_lines)
     for family, name, bits, values, child in state.pk_seconds_lines:
-        first, second = _number(values[0]), _number(values[1]) if len(values) > 1 else None
         line_old = old
         if line_old is None:
+            first, second = _number(values[0]), _number(values[1]) if len(values) > 1 else None
             line_old = _guess_seconds(family, bits, first, second, state)
-        for op, value in (("sign", first), ("verify", second)):
-            if line_old and value:
-                value = 1.0 / value
-            _add_pk(state, name, op, value, (family, bits, op), child)
+        read = _figure_from_seconds if line_old else _figure
+        for op, token in zip(("sign", "verify"), values):
+            _add_pk(state, name, op, read(token, op), (family, bits, op), child)
 
 
 def _multi_summary_format(lines: list) -> bool | None:

@@ -325,6 +325,131 @@ def openwrt_console() -> str:
     return "\n".join(before) + "\n" + sample + "\n".join(after) + "\n"
 
 
+BLOCK_33 = [
+    "version: 3.3.2",
+    "built on: Tue Sep  3 12:01:33 2024 UTC",
+    "options: bn(64,64)",
+    "compiler: gcc -fPIC -pthread -Wa,--noexecstack -Wall -O3 -DOPENSSL_USE_NODELETE -DOPENSSL_PIC -DOPENSSL_BUILDING_OPENSSL -DNDEBUG",
+    "CPUINFO: OPENSSL_armcap=0x987d",
+]
+# 3.2/3.3 (apps/speed.c, identical printf formats in both): the default provider's KEMs are listed as
+# ECP-256/384/521, rsa512 … rsa15360, X25519, X448 (sorted by provider name: EC, RSA, X25519, X448), its
+# signatures as dsa1024, dsa2048, rsa512 … rsa15360; `+F9`/`+F10` print the index in that list.
+KEM_INDEX_33 = {"ECP-256": 0, "rsa2048": 5, "X25519": 10}
+SIG_INDEX_33 = {"rsa2048": 4}
+
+
+def pk_33(kems: dict, sigs: dict, rsa: tuple, *, mr: bool, out: list[str]) -> tuple[list, dict, dict]:
+    """Progress lines of `openssl speed -seconds 10 rsa2048 …` in 3.2/3.3; returns the rates.
+
+    rsa: 4 (count, seconds) pairs (sign, verify, encrypt, decrypt); kems/sigs: name -> 3 pairs.
+    A count of -1 is a failed operation (the loop sets count = -1; openssl divides it all the same)."""
+    rsa_words = (("private", "rsa sign", "private RSA sign"), ("public", "rsa verify", "public RSA verify"),
+                 ("private", "rsa encrypt", "public RSA encrypt"), ("private", "rsa decrypt", "private RSA decrypt"))
+    for n, ((doing, what, result), (count, used)) in enumerate(zip(rsa_words, rsa), 1):
+        failure = "RSA %s failure" % what.split()[1] if count < 0 else None  # the loop's own message, then -1
+        if mr:
+            out += ["+DTP:%d:%s:%s:%d" % (2048, doing, what, 10)] + ([failure] if failure else [])
+            out.append("+R%d:%ld:%d:%.2f" % (n, count, 2048, used))
+        elif failure:
+            out.append("Doing %u bits %s %s ops for %ds: %s" % (2048, doing, what, 10, failure))
+            out.append("%ld %u bits %s ops in %.2fs" % (count, 2048, result, used))
+        else:
+            out.append("Doing %u bits %s %s ops for %ds: %ld %u bits %s ops in %.2fs" % (2048, doing, what, 10, count, 2048, result, used))
+    for table, names, words, first_r in (("KEM", kems, ("keygen", "encaps", "decaps"), 15),
+                                         ("signature", sigs, ("keygen", "signs", "verify"), 18)):
+        for name, cells in names.items():
+            for n, (word, (count, used)) in enumerate(zip(words, cells)):
+                op = "sign" if word == "signs" else word
+                failure = "SIG %s failure at count 0" % op if count < 0 else None
+                if mr:
+                    out += ["+DTP:%s:%s:%d" % (name, word, 10)] + ([failure] if failure else [])
+                    out.append("+R%d:%ld:%s:%.2f" % (first_r + n, count, name, used))
+                elif failure:
+                    out.append("Doing %s %s ops for %ds: %s" % (name, word, 10, failure))
+                    out.append("%ld %s %s %s ops in %.2fs" % (count, name, table, op, used))
+                else:
+                    out.append("Doing %s %s ops for %ds: %ld %s %s %s ops in %.2fs" % (name, word, 10, count, name, table, op, used))
+    rate = lambda count, used: count / used if used else (float("-inf") if count < 0 else float("inf"))  # noqa: E731
+    return ([rate(*c) for c in rsa], {k: [rate(*c) for c in v] for k, v in kems.items()},
+            {k: [rate(*c) for c in v] for k, v in sigs.items()})
+
+
+def pk_33_tables(rsa: list, kems: dict, sigs: dict, *, mr: bool, out: list[str]) -> None:
+    inv = lambda r: 1.0 / r  # noqa: E731  (1/-inf is -0.0, printed -0.000000s as C does)
+    if mr:
+        out.append("+F2:%u:%u:%f:%f:%f:%f" % ((2, 2048) + tuple(rsa)))
+        out += ["+F9:%u:%f:%f:%f" % ((KEM_INDEX_33[k],) + tuple(v)) for k, v in kems.items()]
+        out += ["+F10:%u:%f:%f:%f" % ((SIG_INDEX_33[k],) + tuple(v)) for k, v in sigs.items()]
+        return
+    out.append("%19ssign    verify    encrypt   decrypt   sign/s verify/s  encr./s  decr./s" % " ")
+    out.append("rsa %5u bits %8.6fs %8.6fs %8.6fs %8.6fs %8.1f %8.1f %8.1f %8.1f" % ((2048,) + tuple(map(inv, rsa)) + tuple(rsa)))
+    out.append("%31skeygen    encaps    decaps keygens/s  encaps/s  decaps/s" % " ")
+    for name, rates in kems.items():
+        out.append("%27s %8.6fs %8.6fs %8.6fs %9.1f %9.1f %9.1f" % ((name,) + tuple(map(inv, rates)) + tuple(rates)))
+    out.append("%31skeygen     signs    verify keygens/s    sign/s  verify/s" % " ")
+    for name, rates in sigs.items():
+        out.append("%27s %8.6fs %8.6fs %8.6fs %9.1f %9.1f %9.1f" % ((name,) + tuple(map(inv, rates)) + tuple(rates)))
+
+
+KEMS_33 = {"ECP-256": ((101000, 9.99), (52000, 10.00), (99000, 9.98)),
+           "rsa2048": ((40, 10.13), (730100, 9.99), (19020, 10.00)),
+           "X25519": ((301000, 10.00), (150300, 9.99), (299000, 9.99))}
+SIGS_33 = {"rsa2048": ((41, 10.21), (19100, 9.99), (760200, 10.00))}
+RSA_33 = ((19130, 9.90), (764081, 9.87), (739343, 9.89), (18992, 9.95))
+
+
+def openssl_33_kem_sig(mr: bool) -> str:
+    """3.3 `openssl speed -seconds 10 [-mr] rsa2048 ECP-256 X25519` (2>&1): the RSA table plus the KEM and
+    signature tables that 3.2 added (rsa2048 is in all three: the names match the KEM/signature lists)."""
+    out: list[str] = []
+    rsa, kems, sigs = pk_33(KEMS_33, SIGS_33, RSA_33, mr=mr, out=out)
+    if not mr:
+        out += BLOCK_33
+    pk_33_tables(rsa, kems, sigs, mr=mr, out=out)
+    return "\n".join(out) + "\n"
+
+
+def openssl_33_verify_failed(mr: bool) -> str:
+    """3.3 `openssl speed -seconds 10 [-mr] rsa2048` (2>&1) with a provider whose verify fails: RSA_verify_loop
+    and SIG_verify_loop set count = -1 and openssl still prints count / time: -1 over 10.00 s is the `-0.1`
+    users report (the RSA table); a failure at once (0.00 s of CPU time) prints -inf (the signature table)."""
+    out: list[str] = []
+    rsa_cells = (RSA_33[0], (-1, 10.00), RSA_33[2], RSA_33[3])
+    sigs = {"rsa2048": ((41, 10.21), (19100, 9.99), (-1, 0.00))}
+    rsa, kems, sig_rates = pk_33({"rsa2048": KEMS_33["rsa2048"]}, sigs, rsa_cells, mr=mr, out=out)
+    if not mr:
+        out += BLOCK_33
+    pk_33_tables(rsa, kems, sig_rates, mr=mr, out=out)
+    return "\n".join(out) + "\n"
+
+
+BLOCK_111 = [
+    "OpenSSL 1.1.1w  11 Sep 2023",
+    "built on: Wed Sep 13 19:21:33 2023 UTC",
+    "options:bn(64,32) rc4(char) des(long) aes(partial) blowfish(ptr) ",
+    "compiler: gcc -fPIC -pthread -Wa,--noexecstack -Wall -Wa,--noexecstack -g -O2 -DOPENSSL_USE_NODELETE -DOPENSSL_PIC -DNDEBUG",
+]
+
+
+def openssl_111_verify_failed(mr: bool) -> str:
+    """1.1.1 `openssl speed [-mr] ecdsap256` (2>&1) whose verify fails: ECDSA_verify_loop sets count = -1,
+    so the progress line reads -1 and the table -0.1 verify/s (-1 over 10.00 s)."""
+    sign, verify = (81000, 9.99), (-1, 10.00)
+    if mr:
+        out = ["+DTP:256:sign:ecdsa:10", "+R5:%ld:%u:%.2f" % (sign[0], 256, sign[1]),
+               "ECDSA verify failure", "+DTP:256:verify:ecdsa:10", "+R6:%ld:%u:%.2f" % (verify[0], 256, verify[1]),
+               "+F4:%u:%u:%f:%f" % (3, 256, sign[0] / sign[1], verify[0] / verify[1])]
+        return "\n".join(out) + "\n"
+    out = ["Doing 256 bits sign ecdsa's for 10s: %ld 256 bits ECDSA signs in %.2fs " % sign,
+           "Doing 256 bits verify ecdsa's for 10s: ECDSA verify failure",
+           "%ld 256 bits ECDSA verify in %.2fs" % verify] + BLOCK_111
+    rates = (sign[0] / sign[1], verify[0] / verify[1])
+    out.append("%30ssign    verify    sign/s verify/s" % " ")
+    out.append("%4u bits ecdsa (%s) %8.4fs %8.4fs %8.1f %8.1f" % (256, "nistp256", 1 / rates[0], 1 / rates[1], *rates))
+    return "\n".join(out) + "\n"
+
+
 FILES = {
     "openssl-1.1.1w-armv7l-constructed-console-openwrt.txt": openwrt_console,
     "openssl-1.0.2u-mips-constructed-legacy-pk.txt": openssl_102_human,
@@ -337,6 +462,12 @@ FILES = {
     "openssl-3.2.1-aarch64-constructed-mr-rsa2048.txt": openssl_32_mr,
     "openssl-3.5.0-x86_64-constructed-kem-sig.txt": openssl_35_human,
     "openssl-3.5.0-x86_64-constructed-mr-kem-sig.txt": openssl_35_mr,
+    "openssl-3.3.2-aarch64-constructed-rsa2048-kem-sig.txt": lambda: openssl_33_kem_sig(mr=False),
+    "openssl-3.3.2-aarch64-constructed-mr-rsa2048-kem-sig.txt": lambda: openssl_33_kem_sig(mr=True),
+    "openssl-3.3.2-aarch64-constructed-verify-failed.txt": lambda: openssl_33_verify_failed(mr=False),
+    "openssl-3.3.2-aarch64-constructed-mr-verify-failed.txt": lambda: openssl_33_verify_failed(mr=True),
+    "openssl-1.1.1w-x86_64-constructed-ecdsa-verify-failed.txt": lambda: openssl_111_verify_failed(mr=False),
+    "openssl-1.1.1w-x86_64-constructed-mr-ecdsa-verify-failed.txt": lambda: openssl_111_verify_failed(mr=True),
 }
 
 if __name__ == "__main__":
