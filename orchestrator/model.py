@@ -53,7 +53,7 @@ class Measurement:
     count: int | None = None
     seconds: float | None = None
     status: str = OK  # OK, UNSUPPORTED (the host cannot run this cell) or ERROR
-    reason: str | None = None  # why a cell is unsupported / failed
+    reason: str | None = None  # why a cell is unsupported / failed, or why a parser flag (partial-children) is set
     repeat: int = 0  # index of the sample when a cell was run --repeat N times
     flags: list[str] = field(default_factory=list)  # validity flags: busy, throttled, hot, ...
     cpu: str | None = None  # core/cluster label of a pinned single-thread cell ("Cortex-A76", "cpu4-7"); else None

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
+from orchestrator.validity import PARTIAL_CHILDREN
 
 SIZES_1_0 = (16, 64, 256, 1024, 8192)
 SIZES_1_1 = (16, 64, 256, 1024, 8192, 16384)
@@ -43,7 +44,7 @@ _ANCHORS = re.compile(
     r"[ \t]*(?=Doing \S|\+DTP?:|\+R\d*:|Forked child |Got: |version: \d|built on:|options:"
     r"|compiler: |CPUINFO: |platform: |The 'numbers' |(?<!Library: )OpenSSL \d|LibreSSL \d"
     r"|type\s+\d+ bytes|sign\s+verify\s|op\s+op/s|keygen\s+(?:encaps|signs)\s)"
-    r"|(?<!Got: )(?=\+[FH]\d*:)"
+    r"|(?<!Got: )(?<!type ')(?<!line ')(?=\+[FH]\d*:)"  # (not in `Unknown type '+F6:…' from child 0`)
     r"|[ \t]*(?<![A-Za-z])(?=[rd]sa\s+\d+\s+bits)"
     r"|[ \t]*(?<![\d.])(?=\d+\s+bits?\s+(?:ecdsa|ecdh|EdDSA|SM2)\s+\(|\d+\s+bits\s+ffdh\s+[\d.]+s\s)"
     r"|(?:(?<=verify/s)|(?<=op/s)|(?<=decr\./s)|(?<=decaps/s))[ \t]*"
@@ -127,6 +128,11 @@ class _Row:
     error: str | None = None
     unsupported: str | None = None  # why the build did not run it
     core: str | None = None  # the CPU core a per-cluster row names (sbc-bench `… (Cortex-A53)`)
+    flag: str | None = None  # a validity flag of the figure (partial-children) and why
+    flag_reason: str | None = None
+
+
+ORPHAN = -1  # _Row.child of a -multi child's line that lost its `Got: … from N` frame: counted nowhere
 
 
 @dataclass
@@ -142,15 +148,16 @@ class _State:
     pending_dtp: tuple | None = None
     pending_progress: str | None = None  # a `Doing …` line whose result has not come yet
     pk_table: str | None = None  # "kem" / "sig" after their headers
-    forked: set[str] = field(default_factory=set)  # "Forked child N" numbers
-    children: set[int] = field(default_factory=set)
+    forked: set[int] = field(default_factory=set)  # "Forked child N" numbers
+    children: set[int] = field(default_factory=set)  # N of intact `Got: … from N` lines
+    bare: list = field(default_factory=list)  # rows of `-mr` lines read since the last `Got:` line (see _orphan)
+    orphans: int = 0  # children's lines that lost their `Got: … from N` frame
     hints: dict | None = None
     seen_block: bool = False
     ops_format: bool = False  # 3.2+ progress lines (`ops in`)
     pk_seconds_lines: list = field(default_factory=list)  # +F2..+F4 whose unit is decided at the end
     mr_old_format: bool | None = None  # what the -mr lines themselves say of +F2..+F5 units (see _old_pk_format)
     kem_names: list[str] = field(default_factory=list)  # in run order, from progress lines
-    kem_sig_lines: dict[tuple, int] = field(default_factory=dict)  # +F9/+F10 lines seen per (table, child)
     sig_names: list[str] = field(default_factory=list)
     failed_tests: set[str] = field(default_factory=set)  # NAME of `NAME error!` lines (canonical)
     skipped: list[str] = field(default_factory=list)
@@ -299,7 +306,9 @@ def _read_line(line: str, state: _State) -> None:
     elif first == "G" and line.startswith("Got: "):
         _read_child(line, state)
     elif first == "F" and line.startswith("Forked child"):
-        state.forked.add(line[len("Forked child"):].strip())
+        number = line[len("Forked child"):].strip()
+        if number.isdigit():
+            state.forked.add(int(number))
     elif first in "OLvbocpC" and line.startswith(_BUILD_PREFIXES):
         if line[-1] in "kK":  # (a glued -multi summary row ends with a `k` value)
             line = _split_trailing_row(line, state)
@@ -574,6 +583,39 @@ def _figure_from_seconds(token: str, operation: str) -> tuple[float | None, str 
 
 
 def _read_mr(line: str, state: _State, child: int | None) -> None:
+    if child is None and " from " in line:
+        head, _, number = line.rpartition(" from ")
+        if number.strip().isdigit():  # a child's line that lost its `Got: ` (a busy terminal)
+            _orphan(state)
+            child = int(number)
+            state.children.add(child)
+            line = head.rstrip()
+    if child is None:  # the parent's line, unless a child's `Got:` line comes after it (see _orphan)
+        rows, pk_lines = len(state.rows), len(state.pk_seconds_lines)
+        _read_mr_line(line, state, None)
+        if len(state.rows) > rows or len(state.pk_seconds_lines) > pk_lines:
+            state.bare += state.rows[rows:] + state.pk_seconds_lines[pk_lines:]
+        elif line.startswith("+H:"):
+            state.bare.append("+H")
+    else:
+        _read_mr_line(line, state, child)
+
+
+def _orphan(state: _State) -> None:
+    """A child's output follows: the `-mr` figures read since the last `Got:` line were not the
+    parent's summary (openssl prints it after every child's) but pieces of children's lines."""
+    for item in state.bare:
+        if isinstance(item, _Row):
+            item.child = ORPHAN
+        elif isinstance(item, list):
+            item[4] = ORPHAN
+        else:  # "+H": the sizes came from a child's line too
+            state.sizes = None
+        state.orphans += 1
+    state.bare = []
+
+
+def _read_mr_line(line: str, state: _State, child: int | None) -> None:
     parts = line.split(":")
     tag = parts[0]
     if tag == "+DT":  # the progress pair +DT/+R first: most -mr lines are those
@@ -607,10 +649,8 @@ def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int |
         return
     label = parts[2]
     values = parts[3:]
-    sizes = state.child_sizes.get(child) if child is not None else state.sizes
+    sizes = _sizes_for(len(values), state.child_sizes.get(child) if child is not None else state.sizes, state)
     if sizes is None:
-        sizes = {5: SIZES_1_0, 6: SIZES_1_1}.get(len(values))
-    if sizes is None or len(sizes) != len(values):
         state.skipped.append(f"+F line for {label!r} has {len(values)} values and no matching +H: skipped")
         return
     algorithm = canonical_algorithm(label)
@@ -621,6 +661,17 @@ def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int |
     for size, token in zip(sizes, values):
         number, error = (None, None) if unsupported else _figure(token, None)  # (float() ignores white space)
         state.rows.append(_Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
+
+
+def _sizes_for(count: int, own: tuple[int, ...] | None, state: _State) -> tuple[int, ...] | None:
+    """The block sizes of a line of `count` figures: its own `+H`, else a child's (the parent of
+    `-mr -multi` prints none), else openssl's defaults for that count."""
+    if own is not None and len(own) == count:
+        return own
+    for sizes in state.child_sizes.values():
+        if len(sizes) == count:
+            return sizes
+    return {5: SIZES_1_0, 6: SIZES_1_1}.get(count)
 
 
 def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: int | None) -> None:
@@ -636,11 +687,11 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
                 for op, value in zip(ops, values):
                     _add_pk(state, family + str(bits), op, _figure(value, op), (family, bits, op), child)
             else:
-                state.pk_seconds_lines.append((family, family + str(bits), bits, values[:2], child))
+                state.pk_seconds_lines.append([family, family + str(bits), bits, values[:2], child])
         elif kind == 4 and len(fields) >= 4:
             index, bits = int(fields[0]), int(fields[1])
             name = curve_algorithm("ecdsa", _curve_by_index(index, bits, _EC_CURVES))
-            state.pk_seconds_lines.append(("ecdsa", name, bits, fields[2:4], child))
+            state.pk_seconds_lines.append(["ecdsa", name, bits, fields[2:4], child])
         elif kind == 5 and len(fields) >= 4:
             index, bits = int(fields[0]), int(fields[1])
             name = curve_algorithm("ecdh", _curve_by_index(index, bits, _EC_CURVES))
@@ -661,18 +712,11 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
             bits = int(fields[1])
             _add_pk(state, f"ffdh{bits}", "op", _figure(fields[2], "op"), ("ffdh", bits, "op"), child)
         elif kind in (9, 10) and len(fields) >= 4:
-            # The index counts every KEM/signature the build knows, not the run: the n-th line
-            # is the n-th name the progress lines (+DTP/+R15..+R20) announced.
+            # Named at the end (_name_kem_sig_rows): the index counts every KEM/signature the build knows
             table = "kem" if kind == 9 else "sig"
-            names = state.kem_names if kind == 9 else state.sig_names
-            seen = state.kem_sig_lines.get((table, child), 0)
-            state.kem_sig_lines[(table, child)] = seen + 1
-            if seen >= len(names):
-                state.skipped.append(f"+F{kind} line without a name (no progress lines): {line[:60]!r}")
-                return
-            name = _kem_sig_name(names[seen], table)
+            index = int(fields[0])
             for op, value in zip(_KEM_SIG_OPS[table], fields[1:4]):
-                _add_pk(state, name, op, _figure(value, op), (name, None, op), child)
+                _add_pk(state, f"+F{kind}:{index}", op, _figure(value, op), (table, index, op), child)
         else:
             state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
     except ValueError:
@@ -782,11 +826,14 @@ def _read_mr_pk_result(parts: list[str], state: _State) -> None:
 
 
 def _read_child(line: str, state: _State) -> None:
-    body = line[len("Got: "):]
-    child = 0
-    if " from " in body:
-        body, _, number = body.rpartition(" from ")
-        child = _int(number.strip()) or 0
+    """`Got: LINE from N`: a -multi child's `-mr` line, passed on by the parent. Without its
+    ` from N` the line was cut (children's output interleaves on a busy terminal): not read."""
+    _orphan(state)
+    body, _, number = line[len("Got: "):].rpartition(" from ")
+    if not number.strip().isdigit():
+        state.orphans += 1
+        return
+    child = int(number)
     state.children.add(child)
     body = body.strip()
     if body.startswith("+"):
@@ -971,12 +1018,13 @@ def _kem_sig_name(name: str, table: str) -> str:
 def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: str | None) -> ParsedLog:
     hints = state.hints or {}
     _resolve_pk_units(state)
-    n_children = max(len(state.forked), len(state.children))
+    _name_kem_sig_rows(state)
+    forks = _fork_count(state)
     if threads is None:
-        threads = n_children or hints.get("threads") or 1
-    multi = n_children > 0 or threads > 1
-    rows = _choose_rows(state)
-    _resolve_evp_rows(rows, state, algorithm or hints.get("algorithm"))
+        threads = max(forks, hints.get("threads") or 0) or 1
+    multi = forks > 0 or threads > 1
+    _resolve_evp_rows(state, algorithm or hints.get("algorithm"))
+    rows = _choose_rows(state, threads)
     version = state.build.version
     major = _version_tuple(version)
     if major is None and state.ops_format:
@@ -1006,7 +1054,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
         elif row.error:
             status, reason = ERROR, row.error
         else:
-            status, reason = OK, None
+            status, reason = OK, row.flag_reason
         count = seconds = None
         if progress:  # a progress line's count and CPU seconds, in run order
             runs = progress.get(("sym", algorithm, row.block_size) if operation is None else (
@@ -1020,7 +1068,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
         # Positional, in Measurement's field order (keywords and attribute sets cost twice as much per
         # record); cpu is the core of a per-cluster row (see _read_labelled_row).
         append(Measurement(algorithm, block_size, bytes_per_second, operation, ops_per_second, threads, row_api,
-                           version, count, seconds, status, reason, 0, [], row.core))
+                           version, count, seconds, status, reason, 0, [row.flag] if row.flag else [], row.core))
     skipped = list(state.skipped)
     if state.ignored:
         skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")
@@ -1040,46 +1088,94 @@ def _zero_row_status(row: _Row, state: _State, multi: bool) -> tuple[str, str]:
     return UNSUPPORTED, row.unsupported or ""
 
 
-def _choose_rows(state: _State) -> list[_Row]:
-    """The parent's rows; the children's summed when the parent's summary is missing."""
-    if not state.children:  # (children's rows come from `Got:` lines only)
-        return state.rows
-    parent = [row for row in state.rows if row.child is None]
-    children = [row for row in state.rows if row.child is not None]
-    if not children:
-        return parent
-    have_throughput = any(row.operation is None for row in parent)
-    have_pk = any(row.operation is not None for row in parent)
-    summed: dict[tuple, _Row] = {}
-    for row in children:
-        if (row.operation is None and have_throughput) or (row.operation is not None and have_pk):
+def _name_kem_sig_rows(state: _State) -> None:
+    """`+F9:INDEX:…` / `+F10:INDEX:…`: INDEX is the place in the build's whole KEM/signature list,
+    the tests run in that order, so the n-th smallest INDEX is the n-th name the progress lines
+    (+R15..+R20) announced. Children's lines that lost their frame do not count."""
+    for kind, table, names in (("+F9:", "kem", state.kem_names), ("+F10:", "sig", state.sig_names)):
+        rows = [row for row in state.rows if row.label.startswith(kind) and row.child != ORPHAN]
+        if not rows:
             continue
-        key = (row.algorithm, row.block_size, row.operation)
-        total = summed.get(key)
-        if total is None:
-            summed[key] = _Row(label=row.label, algorithm=row.algorithm, block_size=row.block_size,
-                               value=row.value, operation=row.operation, pk_key=row.pk_key, error=row.error,
-                               unsupported=row.unsupported)
-        elif total.value is not None and row.value is not None:
-            total.value += row.value
-        else:
-            total.value, total.error = None, total.error or row.error
+        indexes = sorted({row.pk_key[1] for row in rows if row.pk_key is not None})
+        named = dict(zip(indexes, names))
+        if len(indexes) > len(names):
+            state.skipped.append(f"{len(indexes) - len(names)} {kind[:-1]} result(s) without a name "
+                                 f"(no progress line announced it): skipped")
+        for row in rows:
+            name = named.get(row.pk_key[1]) if row.pk_key is not None else None
+            if name is None:
+                row.child = ORPHAN  # (not counted in the orphans' note: said above)
+                continue
+            row.algorithm = row.label = _kem_sig_name(name, table)
+            row.pk_key = (row.algorithm, None, row.operation)
+    state.rows = [row for row in state.rows if not row.label.startswith(("+F9:", "+F10:"))]
+
+
+def _fork_count(state: _State) -> int:
+    """How many -multi children openssl forked: the highest child number seen, plus one."""
+    numbers = state.forked | state.children
+    return max(max(numbers) + 1, len(numbers)) if numbers else 0
+
+
+def _choose_rows(state: _State, forks: int) -> list[_Row]:
+    """The parent's figures: openssl's own -multi summary. Per cell, the children's sum only where
+    the summary has no figure (the log was cut, or openssl left it out), flagged partial-children."""
+    if not state.children and not state.orphans:  # (children's rows come from `Got:` lines only)
+        return state.rows
+    if state.orphans:
+        state.skipped.append(f"{state.orphans} line(s) of -multi children cut apart by other output "
+                             f"(no 'Got: … from N' around them): not read")
+    parent: dict[tuple, _Row] = {}
+    readings: dict[tuple, dict[int, _Row]] = {}
+    for row in state.rows:
+        cell = (row.algorithm, row.block_size, row.operation, row.core)
+        if row.child is None:
+            parent[cell] = row  # the last one: openssl prints its summary after everything else
+        elif row.child != ORPHAN:
+            readings.setdefault(cell, {})[row.child] = row
+    chosen = []
+    for cell, row in parent.items():
+        read = [child.value for child in readings.get(cell, {}).values() if child.value is not None]
+        if read and (row.value is None or row.value < 0.5 * sum(read)):
+            continue  # no figure in the summary, or a child's figure rather than the sum: the children's sum
+        chosen.append(row)
+        readings.pop(cell, None)
+    summed = [_children_sum(children, forks) for children in readings.values()]
     if summed:
-        state.skipped.append("the -multi summary is missing: summed the children's results")
-    return parent + list(summed.values())
+        read = sorted(len(children) for children in readings.values())
+        counts = f"{read[0]}" if read[0] == read[-1] else f"{read[0]} to {read[-1]}"
+        state.skipped.append(f"openssl's -multi summary is missing for {len(summed)} figure(s): the sum of "
+                             f"{counts} of {max(forks, read[-1])} children's figures each (flagged {PARTIAL_CHILDREN})")
+    return chosen + summed
 
 
-def _resolve_evp_rows(rows: list[_Row], state: _State, hinted: str | None) -> None:
-    if not any(row.algorithm == "evp" for row in rows):
+def _children_sum(children: dict[int, _Row], forks: int) -> _Row:
+    first = next(iter(children.values()))
+    values = [row.value for row in children.values() if row.value is not None]
+    row = _Row(first.label, first.algorithm, first.block_size, None, first.operation, None, first.pk_key)
+    if not values:
+        row.error = "not measured (openssl's -multi summary is missing and no child has a figure)"
+        return row
+    row.value = sum(values)
+    row.flag = PARTIAL_CHILDREN
+    row.flag_reason = (f"openssl's -multi summary is missing: the sum of {len(values)} of "
+                       f"{max(forks, len(children))} children's figures")
+    return row
+
+
+def _resolve_evp_rows(state: _State, hinted: str | None) -> None:
+    """1.1.1 and 3.0 ≤ 3.0.9 label the -multi summary row `evp`: its name is the one the children give."""
+    if not any(row.algorithm == "evp" for row in state.rows):
         return
-    named = {row.algorithm for row in rows if row.algorithm != "evp" and row.operation is None}
-    from_children = {row.algorithm for row in state.rows if row.child is not None and row.operation is None}
-    candidates = sorted(from_children - named - {"evp"})
+    parent = {row.algorithm for row in state.rows if row.child is None and row.operation is None}
+    from_children = {row.algorithm for row in state.rows if row.child is not None and row.child != ORPHAN
+                     and row.operation is None}
+    candidates = sorted(from_children - parent - {"evp"})
     name = candidates[0] if len(candidates) == 1 else (canonical_algorithm(hinted) if hinted else None)
     if name is None:
         state.skipped.append("the -multi summary row 'evp' does not say which cipher it measured")
         return
-    for row in rows:
+    for row in state.rows:
         if row.algorithm == "evp":
             row.algorithm = name
 

@@ -450,6 +450,38 @@ def openssl_111_verify_failed(mr: bool) -> str:
     return "\n".join(out) + "\n"
 
 
+def openssl_102_mr_multi32() -> str:
+    """1.0.2u `openssl speed -mr -multi 32 aes-256-cbc rsa2048` (2>&1), children in order: each child's
+    progress (+DT/+R, +DTP/+R1/+R2) and its `Got:` lines; the parent sums the `+F` rates and combines the
+    `+F2` seconds/op as 1/(1/a + 1/b + …) from the printed figures (atof), as do_multi does."""
+    import random
+    rng = random.Random(102)
+    out = ["Forked child %d" % n for n in range(32)]
+    aes_sum = [0.0] * len(S10)
+    rsa_inv = [0.0, 0.0]
+    got = []
+    for n in range(32):
+        rates = []
+        for size in S10:
+            count = int(rng.uniform(0.8, 1.2) * 255001 * 16 / size / 32 * 3)
+            out += ["+DT:aes-256 cbc:3:%d" % size, "+R:%d:aes-256 cbc:%f" % (count, 3.0)]
+            rates.append(count / 3.0 * size)
+        sign, verify = (int(rng.uniform(2, 4)), 9.99), (int(rng.uniform(80, 100)), 10.00)
+        out += ["+DTP:2048:private:rsa:10", "+R1:%ld:%d:%.2f" % (sign[0], 2048, sign[1]),
+                "+DTP:2048:public:rsa:10", "+R2:%ld:%d:%.2f" % (verify[0], 2048, verify[1])]
+        child_f = "+F:18:aes-256 cbc" + "".join(":%.2f" % r for r in rates)
+        child_f2 = "+F2:2:2048:%f:%f" % (sign[1] / sign[0], verify[1] / verify[0])
+        got += ["Got: +H" + "".join(":%d" % s for s in S10) + " from %d" % n,
+                "Got: %s from %d" % (child_f, n), "Got: %s from %d" % (child_f2, n)]
+        aes_sum = [total + float(v) for total, v in zip(aes_sum, child_f.split(":")[3:])]
+        rsa_inv = [total + 1 / float(v) for total, v in zip(rsa_inv, child_f2.split(":")[3:])]
+    out += got
+    out.append("+H" + "".join(":%d" % s for s in S10))
+    out.append("+F:18:aes-256 cbc" + "".join(":%.2f" % r for r in aes_sum))
+    out.append("+F2:2:2048:%f:%f" % (1 / rsa_inv[0], 1 / rsa_inv[1]))
+    return "\n".join(out) + "\n"
+
+
 FILES = {
     "openssl-1.1.1w-armv7l-constructed-console-openwrt.txt": openwrt_console,
     "openssl-1.0.2u-mips-constructed-legacy-pk.txt": openssl_102_human,
@@ -468,6 +500,7 @@ FILES = {
     "openssl-3.3.2-aarch64-constructed-mr-verify-failed.txt": lambda: openssl_33_verify_failed(mr=True),
     "openssl-1.1.1w-x86_64-constructed-ecdsa-verify-failed.txt": lambda: openssl_111_verify_failed(mr=False),
     "openssl-1.1.1w-x86_64-constructed-mr-ecdsa-verify-failed.txt": lambda: openssl_111_verify_failed(mr=True),
+    "many-forks/openssl-1.0.2u-mips-constructed-mr-multi32-aes-256-cbc-rsa2048.txt": openssl_102_mr_multi32,
 }
 
 if __name__ == "__main__":
