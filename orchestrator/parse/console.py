@@ -52,6 +52,11 @@ _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"\.(?<=\d\.)\d\dk\s+\d+\.\d\dk",  # two throughput values: `1.23k  45.67k`
     r"speed: (?<!\Sspeed: )(?:Unknown|Unrecognized|Invalid|unknown)",  # at the start or after white space
     r"Error: bad option or value",
+    # a public-key table pasted alone: its header, or a row's seconds/op column (`rsa 2048 bits 0.000190s`)
+    r"sign/s\s+verify/s",
+    r" op/s",
+    r"keygens?/s",
+    r"bits? +-?\d+\.\d{4,6}s ",
 ))
 # Case-sensitive on purpose: `lscpu` prints "Model name:" / "Flags:", which is not /proc/cpuinfo.
 _CPUINFO_KEYS = ("processor", "Processor", "model name", "cpu model", "system type", "Features", "CPU part",

@@ -41,13 +41,13 @@ _VALUES_ONLY = re.compile(r"{v}(?:\s+{v})*".format(v=_VALUE_TOKEN.pattern), re.I
 
 # Where a line must have started when newlines were lost (a web page copy).
 _ANCHORS = re.compile(
-    r"[ \t]*(?=Doing \S|\+DTP?:|\+R\d*:|Forked child |Got: |version: \d|built on:|options:"
+    r"[ \t]*(?=Doing \S|\+DTP?:|\+R\d*:|Forked child |Got: |Unknown type '|Don't understand line |version: \d|built on:|options:"
     r"|compiler: |CPUINFO: |platform: |The 'numbers' |(?<!Library: )OpenSSL \d|LibreSSL \d"
-    r"|type\s+\d+ bytes|sign\s+verify\s|op\s+op/s|keygen\s+(?:encaps|signs)\s)"
+    r"|type\s+\d+ bytes|sign\s+verify\s|op\s+op/s|keygen\s+(?:encaps|signs|keygen/s)\s)"
     r"|(?<!Got: )(?<!type ')(?<!line ')(?=\+[FH]\d*:)"  # (not in `Unknown type '+F6:…' from child 0`)
-    r"|[ \t]*(?<![A-Za-z])(?=[rd]sa\s+\d+\s+bits)"
+    r"|[ \t]*(?<![A-Za-z])(?=[rd]sa\s+\d+\s+bits|mlkem\s*\d+\s+-?[\d.]+s)"
     r"|[ \t]*(?<![\d.])(?=\d+\s+bits?\s+(?:ecdsa|ecdh|EdDSA|SM2)\s+\(|\d+\s+bits\s+ffdh\s+[\d.]+s\s)"
-    r"|(?:(?<=verify/s)|(?<=op/s)|(?<=decr\./s)|(?<=decaps/s))[ \t]*"
+    r"|(?:(?<=verify/s)|(?<=op/s)|(?<=decr\./s)|(?<=decaps/s)|(?<=decap/s))[ \t]*"
 )
 # Throughput rows glued to the next line without a space: `30703.62kaes-256-gcm`.
 # (an ffdh row's "%8.1f" rate glued to the next row's bits: `3192.53072 bits ffdh`)
@@ -79,6 +79,7 @@ _CURVE_SIGN = re.compile(
 _CURVE_OP = re.compile(rf"(\d+)\s+bits?\s+ecdh\s+\(([^)\s]+)\)\s+{_NUM}s\s+({_NUM})", re.IGNORECASE)
 _FFDH = re.compile(rf"(\d+)\s+bits?\s+ffdh\s+{_NUM}s\s+({_NUM})", re.IGNORECASE)
 _KEM_SIG_ROW = re.compile(rf"(\S+)\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})\s+({_NUM})")
+_LIBRESSL_MLKEM_ROW = re.compile(rf"mlkem\s*(\d+)\s+{_NUM}s\s+({_NUM})\s+{_NUM}s\s+({_NUM})\s+{_NUM}s\s+({_NUM})")
 _OPENSSL_VERSION = re.compile(r"OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)")
 _LIBRESSL_VERSION = re.compile(r"LibreSSL\s+(\d+\.\d+\.\d+)")
 _VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
@@ -288,9 +289,9 @@ def _holds_an_anchor(line: str) -> bool:
 
 
 # Plain substrings at least one of which every _ANCHORS alternative contains.
-_ANCHOR_WORDS = ("Doing ", "+D", "+R", "+F", "+H", "Forked child", "Got: ", "version:", "built on:", "options:",
+_ANCHOR_WORDS = ("Doing ", "+D", "+R", "+F", "+H", "Forked child", "Got: ", "Unknown type '", "Don't understand", "version:", "built on:", "options:",
                  "compiler:", "CPUINFO:", "platform:", "The 'numbers'", "OpenSSL ", "LibreSSL ", " bytes",
-                 "verify", "op/s", "keygen", " bit", "decr./s", "decaps/s")
+                 "verify", "op/s", "keygen", " bit", "decr./s", "decaps/s", "decap/s", "mlkem")
 
 
 def _read_line(line: str, state: _State) -> None:
@@ -318,14 +319,14 @@ def _read_line(line: str, state: _State) -> None:
         _read_header(line, state)
     elif first == "T" and line.startswith("The 'numbers'"):
         pass
-    elif "/" in line and ("sign/s" in line or "op/s" in line or "keygens/s" in line):
+    elif "/" in line and ("sign/s" in line or "op/s" in line or "keygens/s" in line or "keygen/s" in line):
         if "encaps/s" in line:
             state.pk_table = "kem"
         elif "keygens/s" in line:
             state.pk_table = "sig"
         else:
             state.pk_table = None
-    elif first.isdigit() or line[:3] in ("rsa", "dsa") or state.pk_table:
+    elif first.isdigit() or line[:3] in ("rsa", "dsa", "mlk") or state.pk_table:
         if not _read_pk_rows(line, state) and not _read_rows(line, state):
             _ignore(line, state)
     elif "speed" in line and "openssl" in line:
@@ -701,6 +702,12 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
             # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
             rate = fields[3] if _rate_is_second(first, second, state) else fields[2]
             _add_pk(state, name, "op", _figure(rate, "op"), ("ecdh", bits, "op"), child)
+        elif kind == 6 and len(fields) == 7 and _is_number(fields[1]):
+            # LibreSSL's ML-KEM: `+F6:bits:` then seconds/op and ops/s of keygen, encap, decap
+            state.mr_old_format = True  # (LibreSSL keeps seconds/op everywhere)
+            name = f"ml-kem-{int(fields[0])}"
+            for op, value in zip(("keygen", "encaps", "decaps"), fields[2::2]):
+                _add_pk(state, name, op, _figure(value, op), (name, None, op), child)
         elif kind in (6, 7) and len(fields) >= 5:
             state.mr_old_format = False  # EdDSA/SM2 lines exist from 1.1.1 on
             bits, curve = int(fields[1]), fields[2]
@@ -724,10 +731,14 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: in
 
 
 def _curve_by_index(index: int, bits: int, table: list[tuple[int, str]]) -> str:
-    if 0 <= index < len(table) and table[index][0] == bits:
-        return table[index][1]
+    for curves in (table, _LIBRESSL_EC_CURVES):  # an index that does not fit OpenSSL's list is LibreSSL's
+        if 0 <= index < len(curves) and curves[index][0] == bits:
+            return curves[index][1]
     matches = [curve for curve_bits, curve in table if curve_bits == bits]
     return matches[0] if len(matches) == 1 else f"{bits}bits"
+
+
+_LIBRESSL_EC_CURVES = [(224, "nistp224"), (256, "nistp256"), (384, "nistp384"), (521, "nistp521")]
 
 
 def _rate_is_second(first: float | None, second: float | None, state: _State) -> bool:
@@ -748,6 +759,8 @@ def _old_pk_format(state: _State) -> bool | None:
     +F5 prints `ops/s:seconds` and `-multi` sums the children, in `-mr` and human output alike.
     `-mr` output has no version block (3.x, 1.1.x): then the lines themselves decide.
     """
+    if state.build.version and state.build.version.startswith("LibreSSL"):
+        return True  # LibreSSL's speed.c kept 1.0.x's seconds/op
     version = _version_tuple(state.build.version)
     if version is not None:
         return version < (1, 1, 1)
@@ -802,7 +815,12 @@ def _pk_family_op(family: str, what: str, bits: int) -> tuple | None:
         return (family, bits, "op")
     if family in ("ed25519", "ed448"):
         return ("eddsa", bits, what.rstrip("s") if what.startswith("sign") else what)
+    if family == "mlkem" and what in _LIBRESSL_MLKEM_OPS:  # LibreSSL: `+DTP:768:keygen:mlkem:10`
+        return (f"ml-kem-{bits}", None, _LIBRESSL_MLKEM_OPS[what])
     return None
+
+
+_KEM_SIG_RESULTS = ("+R15", "+R16", "+R17", "+R18", "+R19", "+R20")
 
 
 def _read_mr_pk_result(parts: list[str], state: _State) -> None:
@@ -812,7 +830,7 @@ def _read_mr_pk_result(parts: list[str], state: _State) -> None:
     count, secs = _int(parts[1]) if len(parts) > 1 else None, _number(parts[-1].partition(" ")[0])
     if key is None or count is None or secs is None:
         return
-    if key[1] is None and len(parts) >= 4:  # KEM (+R15..17) / signature (+R18..20): names in run order
+    if parts[0] in _KEM_SIG_RESULTS and len(parts) >= 4:  # 3.2+ KEM / signature: names in run order
         table = "kem" if parts[0] in ("+R15", "+R16", "+R17") else "sig"
         names = state.kem_names if table == "kem" else state.sig_names
         if parts[2] not in names:
@@ -991,6 +1009,12 @@ def _read_pk_rows(line: str, state: _State) -> bool:
             bits = int(match.group(1))
             _add_pk(state, f"ffdh{bits}", "op", _figure(match.group(2), "op"), ("ffdh", bits, "op"), None)
             found = True
+    if line.startswith("mlkem"):  # LibreSSL: `mlkem 768 0.000083s 12100.0 …` (keygen, encap, decap)
+        for match in _LIBRESSL_MLKEM_ROW.finditer(line):
+            name = f"ml-kem-{match.group(1)}"
+            for op, value in zip(("keygen", "encaps", "decaps"), match.groups()[1:]):
+                _add_pk(state, name, op, _figure(value, op), (name, None, op), None)
+            found = True
     if not found and state.pk_table:
         for match in _KEM_SIG_ROW.finditer(line):
             name = _kem_sig_name(match.group(1), state.pk_table)
@@ -1134,13 +1158,16 @@ def _choose_rows(state: _State, forks: int) -> list[_Row]:
         elif row.child != ORPHAN:
             readings.setdefault(cell, {})[row.child] = row
     chosen = []
+    missing: dict[tuple, str] = {}  # cell -> why the summary's own figure is not used
     for cell, row in parent.items():
         read = [child.value for child in readings.get(cell, {}).values() if child.value is not None]
         if read and (row.value is None or row.value < 0.5 * sum(read)):
-            continue  # no figure in the summary, or a child's figure rather than the sum: the children's sum
+            if row.value is None:  # (a figure below half the children's sum was a child's, not the sum)
+                missing[cell] = f"openssl's -multi summary has no figure ({row.error or row.unsupported})"
+            continue
         chosen.append(row)
         readings.pop(cell, None)
-    summed = [_children_sum(children, forks) for children in readings.values()]
+    summed = [_children_sum(children, forks, missing.get(cell)) for cell, children in readings.items()]
     if summed:
         read = sorted(len(children) for children in readings.values())
         counts = f"{read[0]}" if read[0] == read[-1] else f"{read[0]} to {read[-1]}"
@@ -1149,17 +1176,17 @@ def _choose_rows(state: _State, forks: int) -> list[_Row]:
     return chosen + summed
 
 
-def _children_sum(children: dict[int, _Row], forks: int) -> _Row:
+def _children_sum(children: dict[int, _Row], forks: int, why: str | None) -> _Row:
     first = next(iter(children.values()))
     values = [row.value for row in children.values() if row.value is not None]
     row = _Row(first.label, first.algorithm, first.block_size, None, first.operation, None, first.pk_key)
+    why = why or "openssl's -multi summary is missing"
     if not values:
-        row.error = "not measured (openssl's -multi summary is missing and no child has a figure)"
+        row.error = f"not measured ({why} and no child has a figure)"
         return row
     row.value = sum(values)
     row.flag = PARTIAL_CHILDREN
-    row.flag_reason = (f"openssl's -multi summary is missing: the sum of {len(values)} of "
-                       f"{max(forks, len(children))} children's figures")
+    row.flag_reason = f"{why}: the sum of {len(values)} of {max(forks, len(children))} children's figures"
     return row
 
 

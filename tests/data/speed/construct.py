@@ -450,6 +450,86 @@ def openssl_111_verify_failed(mr: bool) -> str:
     return "\n".join(out) + "\n"
 
 
+# LibreSSL (usr.bin/openssl/speed.c, OpenBSD, as of LibreSSL 4.3.0): the 1.0.x layout (sizes 16…8192, fixed
+# 3 s / 10 s, results in seconds/op combined as 1/(1/a + 1/b) by -multi), `bit` in the EC rows, and an ML-KEM
+# table with its own layout (`mlkem%4d`, keygen/encap/decap, `+F6` with seconds and rates).
+BLOCK_LIBRESSL = ["LibreSSL 4.3.0", "built on: date not available", "compiler: information not available"]
+MLKEM_LIBRESSL = {768: ((121000, 10.00), (98000, 9.99), (135000, 10.00)),  # keygen, encap, decap
+                  1024: ((80100, 9.99), (67000, 10.00), (90500, 10.00))}
+
+
+def libressl_pk(mr: bool) -> str:
+    """LibreSSL `openssl speed [-mr] rsa2048 ecdsap256 mlkem` (2>&1)."""
+    rsa, ecdsa = ((1520, 9.98), (51000, 10.00)), ((99000, 10.00), (31000, 9.99))
+    out: list[str] = []
+
+    def pk(what: str, family: str, bits: int, cell: tuple, result: str, n: int) -> None:
+        if mr:
+            out.extend(["+DTP:%d:%s:%s:%d" % (bits, what, family, 10), "+R%d:%ld:%d:%.2f" % (n, cell[0], bits, cell[1])])
+        else:
+            out.append("Doing %d bit %s %s for %ds: " % (bits, what, family, 10) + result % (cell[0], bits, cell[1]))
+
+    pk("private", "rsa", 2048, rsa[0], "%ld %d bit private RSA in %.2fs", 1)
+    pk("public", "rsa", 2048, rsa[1], "%ld %d bit public RSA in %.2fs", 2)
+    pk("sign", "ecdsa", 256, ecdsa[0], "%ld %d bit ECDSA signs in %.2fs ", 5)
+    pk("verify", "ecdsa", 256, ecdsa[1], "%ld %d bit ECDSA verify in %.2fs", 6)
+    for bits, cells in MLKEM_LIBRESSL.items():
+        for (what, word), cell, n in zip((("keygen", "keygen"), ("encap", "encap"), ("decap", "decap")), cells, (8, 9, 10)):
+            pk(what, "mlkem", bits, cell, "%ld %d-bit ML-KEM " + word + " in %.2fs", n)
+    secs = lambda cell: cell[1] / cell[0]  # noqa: E731  (LibreSSL keeps seconds/op: d / count)
+    if mr:
+        out.append("+F2:%u:%u:%f:%f" % (2, 2048, secs(rsa[0]), secs(rsa[1])))
+        out.append("+F4:%u:%u:%f:%f" % (1, 256, secs(ecdsa[0]), secs(ecdsa[1])))
+        for bits, (keygen, encap, decap) in MLKEM_LIBRESSL.items():
+            out.append("+F6:%u:%f:%f:%f:%f:%f:%f" % (bits, secs(keygen), 1 / secs(keygen), secs(encap), 1 / secs(encap),
+                                                     secs(decap), 1 / secs(decap)))
+        return "\n".join(out) + "\n"
+    out += BLOCK_LIBRESSL
+    out.append("%18ssign    verify    sign/s verify/s" % " ")
+    out.append("rsa %4u bits %8.6fs %8.6fs %8.1f %8.1f" % (2048, secs(rsa[0]), secs(rsa[1]), 1 / secs(rsa[0]), 1 / secs(rsa[1])))
+    out.append("%30ssign    verify    sign/s verify/s" % " ")
+    out.append("%4u bit ecdsa (%s) %8.4fs %8.4fs %8.1f %8.1f" % (256, "nistp256", secs(ecdsa[0]), secs(ecdsa[1]),
+                                                              1 / secs(ecdsa[0]), 1 / secs(ecdsa[1])))
+    out.append("%-9s%12s%9s%12s%9s%12s%9s" % ("", "keygen", "keygen/s", "encap", "encap/s", "decap", "decap/s"))
+    for bits, (keygen, encap, decap) in MLKEM_LIBRESSL.items():
+        out.append("mlkem%4d %10.6fs %8.1f %10.6fs %8.1f %10.6fs %8.1f" % (
+            bits, secs(keygen), 1 / secs(keygen), secs(encap), 1 / secs(encap), secs(decap), 1 / secs(decap)))
+    return "\n".join(out) + "\n"
+
+
+def libressl_multi4_rsa_table() -> str:
+    """The summary table of LibreSSL `openssl speed -multi 4 rsa`, pasted alone (no version block, no progress
+    lines): do_multi combines the children's seconds/op as 1/(1/a + 1/b + …), the table prints them and 1/s."""
+    children = {512: (0.000052, 0.000004), 1024: (0.000210, 0.000011), 2048: (0.001290, 0.000037),
+                4096: (0.008550, 0.000136)}
+    out = ["%18ssign    verify    sign/s verify/s" % " "]
+    for bits, (sign, verify) in children.items():
+        printed = [float("%f" % (s * f)) for s, f in ((sign, 1.00), (sign, 1.02), (sign, 0.98), (sign, 1.01))]
+        combined_sign = 1 / sum(1 / x for x in printed)
+        printed = [float("%f" % (verify * f)) for f in (1.00, 0.99, 1.03, 1.00)]
+        combined_verify = 1 / sum(1 / x for x in printed)
+        out.append("rsa %4u bits %8.6fs %8.6fs %8.1f %8.1f" % (bits, combined_sign, combined_verify,
+                                                               1 / combined_sign, 1 / combined_verify))
+    return "\n".join(out) + "\n"
+
+
+def libressl_multi2_mlkem() -> str:
+    """LibreSSL `openssl speed -multi 2 mlkem768` (2>&1): the children print `+F6` lines that do_multi does
+    not know ("Unknown type"), so the parent's ML-KEM results stay 0 and its table prints 0.000000s and inf."""
+    out = ["Forked child 0", "Forked child 1"]
+    keygen, encap, decap = MLKEM_LIBRESSL[768]
+    for n, scale in enumerate((1.00, 0.97)):
+        cells = [(round(c * scale), t) for c, t in (keygen, encap, decap)]
+        for (what, word), cell, r in zip((("keygen", "keygen"), ("encap", "encap"), ("decap", "decap")), cells, (8, 9, 10)):
+            out += ["+DTP:768:%s:mlkem:10" % what, "+R%d:%ld:%d:%.2f" % (r, cell[0], 768, cell[1])]
+        line = "+F6:%u:%f:%f:%f:%f:%f:%f" % ((768,) + tuple(v for c in cells for v in (c[1] / c[0], c[0] / c[1])))
+        out += ["Got: %s from %d" % (line, n), "Unknown type '%s' from child %d" % (line, n)]
+    out += BLOCK_LIBRESSL
+    out.append("%-9s%12s%9s%12s%9s%12s%9s" % ("", "keygen", "keygen/s", "encap", "encap/s", "decap", "decap/s"))
+    out.append("mlkem%4d %10.6fs %8.1f %10.6fs %8.1f %10.6fs %8.1f" % (768, 0.0, float("inf"), 0.0, float("inf"), 0.0, float("inf")))
+    return "\n".join(out) + "\n"
+
+
 def openssl_102_mr_multi32() -> str:
     """1.0.2u `openssl speed -mr -multi 32 aes-256-cbc rsa2048` (2>&1), children in order: each child's
     progress (+DT/+R, +DTP/+R1/+R2) and its `Got:` lines; the parent sums the `+F` rates and combines the
@@ -500,6 +580,10 @@ FILES = {
     "openssl-3.3.2-aarch64-constructed-mr-verify-failed.txt": lambda: openssl_33_verify_failed(mr=True),
     "openssl-1.1.1w-x86_64-constructed-ecdsa-verify-failed.txt": lambda: openssl_111_verify_failed(mr=False),
     "openssl-1.1.1w-x86_64-constructed-mr-ecdsa-verify-failed.txt": lambda: openssl_111_verify_failed(mr=True),
+    "libressl-4.3.0-constructed-rsa-ecdsa-mlkem.txt": lambda: libressl_pk(mr=False),
+    "libressl-4.3.0-constructed-mr-rsa-ecdsa-mlkem.txt": lambda: libressl_pk(mr=True),
+    "libressl-4.3.0-constructed-multi4-rsa-table-alone.txt": libressl_multi4_rsa_table,
+    "libressl-4.3.0-constructed-multi2-mlkem768.txt": libressl_multi2_mlkem,
     "many-forks/openssl-1.0.2u-mips-constructed-mr-multi32-aes-256-cbc-rsa2048.txt": openssl_102_mr_multi32,
 }
 
