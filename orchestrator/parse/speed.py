@@ -148,6 +148,9 @@ class _State:
     pending_dt: tuple[str, int] | None = None
     pending_dtp: tuple | None = None
     pending_progress: str | None = None  # a `Doing …` line whose result has not come yet
+    wrapped: tuple[str, str] | None = None  # ("header" | "row" | "pk", line) that may continue on the next line
+    wrapped_row: tuple | None = None  # (label, values, core, sizes_by_count) of a "row" waiting for the rest
+    pk_header_words: frozenset | None = None  # the last line's public-key header words (a wrapped header)
     pk_table: str | None = None  # "kem" / "sig" after their headers
     forked: set[int] = field(default_factory=set)  # "Forked child N" numbers
     children: set[int] = field(default_factory=set)  # N of intact `Got: … from N` lines
@@ -208,6 +211,10 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
             _read_line(line, state)
         except Exception as exc:  # a safety net: a malformed line must never lose the log
             state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")
+    if state.wrapped is not None and state.wrapped[0] == "row":
+        _flush_wrapped_row(state)
+    elif state.wrapped is not None and state.wrapped[0] == "got":
+        state.orphans += 1
     try:
         return _finish(state, threads=threads, api=api, algorithm=algorithm), state.ignored
     except Exception as exc:  # same net for the resolution step: keep the build facts at least
@@ -299,12 +306,15 @@ def _read_line(line: str, state: _State) -> None:
         doing, state.pending_progress = state.pending_progress, None
         if not line.startswith(_NOT_A_RESULT) and _read_progress_result(doing + " " + line, state):
             return
+    if state.wrapped is not None and _continues_wrapped(line, state):
+        return
+    header_words, state.pk_header_words = state.pk_header_words, None
     first = line[0]  # dispatch on the first character before any prefix test (speed)
     if first == "+":
         _read_mr(line, state, child=None)
     elif first == "D" and line.startswith("Doing "):
         _read_progress(line, state)
-    elif first == "G" and line.startswith("Got: "):
+    elif first == "G" and line.startswith("Got:"):
         _read_child(line, state)
     elif first == "F" and line.startswith("Forked child"):
         number = line[len("Forked child"):].strip()
@@ -319,15 +329,14 @@ def _read_line(line: str, state: _State) -> None:
         _read_header(line, state)
     elif first == "T" and line.startswith("The 'numbers'"):
         pass
-    elif "/" in line and ("sign/s" in line or "op/s" in line or "keygens/s" in line or "keygen/s" in line):
-        if "encaps/s" in line:
-            state.pk_table = "kem"
-        elif "keygens/s" in line:
-            state.pk_table = "sig"
-        else:
-            state.pk_table = None
+    elif first in _PK_HEADER_FIRST and _is_pk_header(line):
+        _read_pk_header(line, header_words, state)
     elif first.isdigit() or line[:3] in ("rsa", "dsa", "mlk") or state.pk_table:
-        if not _read_pk_rows(line, state) and not _read_rows(line, state):
+        if _read_pk_rows(line, state):
+            pass
+        elif _PK_ROW_START.match(line) or (state.pk_table and _KEM_SIG_ROW_START.match(line)):
+            state.wrapped = ("pk", line)  # the start of a row whose last figures wrapped to the next line
+        elif not _read_rows(line, state):
             _ignore(line, state)
     elif "speed" in line and "openssl" in line:
         hints = speed_command_hints(line)
@@ -406,8 +415,81 @@ def _read_header(line: str, state: _State) -> None:
         return
     state.sizes = tuple(int(word) for word in match.group(1).split() if word.isdigit())
     rest = line[match.end():].strip()
-    if rest:  # a table whose newlines were lost: rows follow on the same line
+    if rest and not _HEADER_MORE.fullmatch(rest):  # a table whose newlines were lost: rows follow on the same line
         _read_rows(rest, state)
+    elif not rest or rest.isdigit():
+        state.wrapped = ("header", line)  # its last sizes may come on the next line (a wrapped mail)
+
+
+# ---------------------------------------------------------------------------------------------
+# hard-wrapped lines (mail clients and forums wrap at 72-80 columns)
+
+# What the rest of a wrapped table line holds: sizes (`16384 bytes`), or figures (`56789.01k`, `0.000013s`, `-0.1`).
+_HEADER_MORE = re.compile(r"(?:\d+|bytes)(?:\s+(?:\d+|bytes))*")
+_FIGURES_ONLY = re.compile(r"{v}[ks]?(?:\s+{v}[ks]?)*".format(v=_NUM), re.IGNORECASE)
+# The start of a public-key row (its regex in _read_pk_rows did not match: figures may be missing).
+_PK_ROW_START = re.compile(r"(?:[rd]sa\s+\d+\s+bits?|\d+\s+bits?\s+(?:ecdsa|ecdh|eddsa|sm2)\s+\(|\d+\s+bits?\s+ffdh"
+                           r"|mlkem\s*\d+)\s+-?[\d.]+s?(?:\s+-?[\d.]+s?)*\s*$", re.IGNORECASE)
+
+
+_FROM_CHILD = re.compile(r"from \d+")
+_KEM_SIG_ROW_START = re.compile(r"\S+(?:\s+-?[\d.]+s)+(?:\s+-?[\d.]+)*\s*$")
+
+
+def _flush_wrapped_row(state: _State) -> None:
+    """A row that waited for wrapped figures that never came: read as it is."""
+    label, values, core, by_count = state.wrapped_row  # type: ignore[misc]
+    _add_row(label, values, state, core, by_count, final=True)
+
+
+def _continues_wrapped(line: str, state: _State) -> bool:
+    """Joins a line that continues the last one (a header's sizes, a row's figures); True if it did."""
+    kind, start = state.wrapped  # type: ignore[misc]
+    state.wrapped = None
+    if kind == "got":  # `Got:` / `+F:…` / `from N`: a child's line wrapped at its spaces
+        if _FROM_CHILD.fullmatch(line) or (start == "Got:" and line[0] == "+"):
+            _read_line(start + " " + line, state)
+            return True
+        state.orphans += 1
+        return False
+    if kind == "header":
+        if _HEADER_MORE.fullmatch(line):
+            _read_header(start + " " + line, state)
+            return True
+        return False
+    if not _FIGURES_ONLY.fullmatch(line):
+        if kind == "row":
+            _flush_wrapped_row(state)
+        return False
+    joined = start + " " + line
+    if kind == "row":
+        label, values, core, by_count = state.wrapped_row  # type: ignore[misc]
+        _add_row(label, values + line.split(), state, core, by_count)
+    elif not _read_pk_rows(joined, state):
+        state.wrapped = ("pk", joined)
+    return True
+
+
+_PK_HEADER_WORDS = frozenset(("sign", "verify", "encrypt", "decrypt", "sign/s", "verify/s", "encr./s", "decr./s",
+                              "op", "op/s", "keygen", "encaps", "decaps", "signs", "keygens/s", "encaps/s",
+                              "decaps/s", "keygen/s", "encap", "encap/s", "decap", "decap/s"))
+_PK_HEADER_FIRST = frozenset("sveodk")
+
+
+def _is_pk_header(line: str) -> bool:
+    return _PK_HEADER_WORDS.issuperset(line.split())
+
+
+def _read_pk_header(line: str, previous: frozenset | None, state: _State) -> None:
+    """A public-key table's header (or the rest of a wrapped one): which table the rows belong to."""
+    words = frozenset(line.split()) | (previous or frozenset())
+    state.pk_header_words = words
+    if "encaps/s" in words or "encaps" in words:
+        state.pk_table = "kem"
+    elif "keygens/s" in words or "signs" in words:
+        state.pk_table = "sig"
+    else:
+        state.pk_table = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -487,7 +569,8 @@ def _read_rows(line: str, state: _State, core: str | None = None, sizes_by_count
 
 
 def _add_row(label: str, values: list[str], state: _State, core: str | None = None,
-             sizes_by_count: bool = False) -> bool:
+             sizes_by_count: bool = False, final: bool = False) -> bool:
+    """A throughput row; one short of figures waits for the rest on the next line unless `final`."""
     if not _LABEL.fullmatch(label) or label.lower() == label.upper():  # needs a letter
         return False
     sizes = state.sizes
@@ -497,9 +580,15 @@ def _add_row(label: str, values: list[str], state: _State, core: str | None = No
             sizes = next(iter(state.child_sizes.values()))
         elif state.seen_block or state.forked or sizes_by_count:  # a headerless -multi summary
             sizes = {5: SIZES_1_0, 6: SIZES_1_1}.get(len(values))
+            if sizes is None and len(values) < 5 and not final:
+                sizes = SIZES_1_1  # (only to wait for the rest of a wrapped row)
         if sizes is None:
             return False
     if len(values) != len(sizes):
+        if len(values) < len(sizes) and not final:  # its last figures may come on the next line (wrapped)
+            state.wrapped = ("row", label)
+            state.wrapped_row = (label, values, core, sizes_by_count)
+            return True
         if not any(v[-1] in "kK" for v in values):  # not a throughput row (`2208 MHz  1.00`, iostat ...)
             return False
         state.skipped.append(f"row {label!r} has {len(values)} values for {len(sizes)} block sizes: skipped")
@@ -849,7 +938,7 @@ def _read_child(line: str, state: _State) -> None:
     _orphan(state)
     body, _, number = line[len("Got: "):].rpartition(" from ")
     if not number.strip().isdigit():
-        state.orphans += 1
+        state.wrapped = ("got", line)  # cut, or wrapped: ` from N` may follow (see _continues_wrapped)
         return
     child = int(number)
     state.children.add(child)
