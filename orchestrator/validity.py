@@ -14,6 +14,8 @@ Flags (the names tables and diffs show):
   few-samples    fewer repeats than a verdict needs
   pin-failed     a pinned cell ran (also) on another core than the one it was pinned to
 Flags the log parser sets (orchestrator/parse/speed.py), with the figure's `reason`:
+  partial           the log ends before openssl printed its table: the figure comes from a progress
+                    line (count × block size / CPU seconds)
   partial-children  openssl's own -multi summary is missing: the figure is the sum of the children
                     whose lines could be read (the reason says how many of N)
 """
@@ -32,8 +34,9 @@ BUSY = "busy"
 CORES_OFFLINE = "cores-offline"
 FEW_SAMPLES = "few-samples"
 PIN_FAILED = "pin-failed"
+PARTIAL = "partial"
 PARTIAL_CHILDREN = "partial-children"
-ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, FEW_SAMPLES, PIN_FAILED, PARTIAL_CHILDREN)
+ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, FEW_SAMPLES, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,12 @@ examples:
   ssh root@router 'openssl speed -evp aes-128-gcm 2>&1' | sslbench parse -
   sslbench parse --json session1.txt session2.txt > parsed.json
 
-exit codes: 0 parsed; 2 bad input (missing/unreadable file, directory, empty, binary, no openssl output)."""
+A log cut off before openssl printed its table still gives the figures of its progress lines (`Doing …: N X's
+in 2.99s`), flagged `partial`; openssl's `-multi` summary is the figure of a `-multi` run, and where it is missing
+the children's figures are summed, flagged `partial-children`.
+
+exit codes: 0 at least one figure read (or CPU/OS facts); 2 bad input (missing/unreadable file, directory, empty,
+binary, no figure in it)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -111,11 +116,15 @@ def read_text(name: str) -> str:
 
 
 def checked(name: str, log: ParsedLog) -> ParsedLog:
-    """The parsed log of FILE, or a UserError when it holds neither results nor facts."""
+    """The parsed log of FILE, or a UserError when it holds no figure (a session of facts alone is fine)."""
     label = "standard input" if name == "-" else name
     if not log.measurements and not _has_facts(log):
-        if log.skipped:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
-            raise UserError(f"{label}: no openssl speed results: {log.skipped[0]}")
+        said = next((note for note in log.skipped if "openssl said: " in note), None)
+        if said:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
+            raise UserError(f"{label}: no openssl speed results: {said}")
+        if log.openssl.version:
+            raise UserError(f"{label}: openssl speed output without a single figure (it ends before any test "
+                            f"finished)")
         raise UserError(f"{label}: found no openssl speed results and no system facts; "
                         f"is it the output of `openssl speed`?")
     return log
@@ -180,8 +189,8 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _has_facts(log: ParsedLog) -> bool:
-    return bool(log.cpu.model or log.cpu.logical_cpus or log.os.family not in (None, "unknown")
-                or log.os.kernel or log.openssl.version)
+    """CPU or OS facts: a session of `cat /proc/cpuinfo` and `uname -a` is worth printing without a figure."""
+    return bool(log.cpu.model or log.cpu.logical_cpus or log.os.family not in (None, "unknown") or log.os.kernel)
 
 
 def _mostly_binary(sample: bytes) -> bool:

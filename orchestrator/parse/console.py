@@ -45,6 +45,7 @@ _SPEED_COMMAND = re.compile(r"(?:^|[\s;&|/])openssl(?:\.exe)?\s+speed(?:\s|$)")
 _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"Doing \S.{0,80}? for \d+s",
     r"\+F\d?:\d+:",
+    r"\+DTP?:[^:\n]+:",  # -mr progress lines: all a log cut before its +F lines holds
     r"\+H:\d+",
     r"The 'numbers' are in 1000s",
     r"Got: \+",

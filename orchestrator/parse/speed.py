@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
-from orchestrator.validity import PARTIAL_CHILDREN
+from orchestrator.validity import PARTIAL, PARTIAL_CHILDREN
 
 SIZES_1_0 = (16, 64, 256, 1024, 8192)
 SIZES_1_1 = (16, 64, 256, 1024, 8192, 16384)
@@ -145,6 +145,7 @@ class _State:
     child_sizes: dict[int, tuple[int, ...]] = field(default_factory=dict)
     rows: list[_Row] = field(default_factory=list)
     progress: dict[tuple, list[tuple[int, float]]] = field(default_factory=dict)
+    progress_labels: dict[str, str] = field(default_factory=dict)  # algorithm -> its name as progress lines print it
     pending_dt: tuple[str, int] | None = None
     pending_dtp: tuple | None = None
     pending_progress: str | None = None  # a `Doing …` line whose result has not come yet
@@ -877,6 +878,7 @@ def _read_mr_result(parts: list[str], state: _State) -> None:
     count, secs = _int(parts[1]), _number(parts[-1].partition(" ")[0])
     if count is not None and secs is not None:
         key = ("sym", canonical_algorithm(pending[0]), pending[1])
+        state.progress_labels.setdefault(key[1], pending[0])
         state.progress.setdefault(key, []).append((count, secs))
 
 
@@ -888,7 +890,8 @@ def _dtp_key(fields: list[str]) -> tuple | None:
     if len(fields) >= 3:
         op = fields[1].strip().lower()
         op = {"signs": "sign"}.get(op, op)
-        return (canonical_algorithm(fields[0]), None, op)
+        name = canonical_algorithm(fields[0])
+        return (name, None, op) if name and op in _KEM_SIG_OPS["kem"] + _KEM_SIG_OPS["sig"] else None
     return None
 
 
@@ -980,6 +983,7 @@ def _read_progress_result(line: str, state: _State) -> bool:
         count, secs = int(match.group("count")), _number(match.group("secs"))
         if secs is not None:
             key = ("sym", canonical_algorithm(match.group("name")), int(match.group("size")))
+            state.progress_labels.setdefault(key[1], match.group("name"))
             state.progress.setdefault(key, []).append((count, secs))
         return True
     start = line.find(": ") + 1  # the result follows `for 10s: ` (a search from 0 tries every digit before)
@@ -1021,6 +1025,7 @@ def _read_sym_progress(line: str, state: _State) -> bool:
     value = _number(secs[:-1])
     if value is not None and name:
         key = ("sym", canonical_algorithm(name), int(size))
+        state.progress_labels.setdefault(key[1], name)
         runs = state.progress.get(key)
         if runs is None:
             state.progress[key] = [(int(count), value)]
@@ -1148,6 +1153,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
         api_for = None  # the log names it differently: the argument covers every row
     measurements: list[Measurement] = []
     progress = None if multi else state.progress  # counts are not attached to -multi records
+    runs_read = {key: len(runs) for key, runs in progress.items()} if progress else {}
     api_cache: dict[tuple[str, str], str | None] = {}  # one decision per label, not per block size
     append = measurements.append
     for row in rows:
@@ -1182,12 +1188,72 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
         # record); cpu is the core of a per-cluster row (see _read_labelled_row).
         append(Measurement(algorithm, block_size, bytes_per_second, operation, ops_per_second, threads, row_api,
                            version, count, seconds, status, reason, 0, [row.flag] if row.flag else [], row.core))
+    if progress:
+        partial = _figures_from_progress(progress, runs_read, state, threads, api, major, hints)
+        if partial:
+            measurements += partial
+            state.skipped.append(f"{len(partial)} figure(s) from progress lines only (the log ends before "
+                                 f"openssl's table): flagged {PARTIAL}")
     skipped = list(state.skipped)
     if state.ignored:
         skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")
     if not measurements:
         skipped.append("no openssl speed results found")
     return ParsedLog(measurements=measurements, openssl=state.build, skipped=skipped)
+
+
+def _figures_from_progress(progress: dict[tuple, list[tuple[int, float]]], runs_read: dict[tuple, int],
+                           state: _State, threads: int, api: str | None, major: tuple | None,
+                           hints: dict) -> list[Measurement]:
+    """The progress lines no table row took (the run was cut off before openssl printed its table):
+    each is a figure as openssl computes it, count × block size / seconds (count / seconds for a
+    public-key operation), flagged partial."""
+    out = []
+    for key, runs in progress.items():
+        for n, (count, seconds) in enumerate(runs, start=runs_read[key] - len(runs)):
+            if key[0] == "sym":
+                algorithm, size, operation = key[1], key[2], None
+                label = state.progress_labels.get(algorithm, algorithm)
+                row_api = api or _api_for(label, algorithm, major, hints)
+            else:
+                algorithm, size, operation = _progress_algorithm(key[1:], n), 1, key[3]
+                row_api = api
+            value, error = _progress_figure(count * size, seconds, operation)
+            m = Measurement(algorithm, None if operation else size, None if operation else value, operation,
+                            value if operation else None, threads, row_api, state.build.version, count, seconds)
+            if error:
+                m.status, m.reason = ERROR, error
+            else:
+                m.flags, m.reason = [PARTIAL], ("the log ends before openssl's table: the figure is its progress "
+                                                "line's count / CPU seconds" + ("" if operation else " × block size"))
+            out.append(m)
+    return out
+
+
+def _progress_figure(amount: int, seconds: float, operation: str | None) -> tuple[float | None, str | None]:
+    if amount < 0:
+        return None, f"{operation or 'the test'} failed (openssl counted {amount})"
+    if seconds <= 0:
+        return None, f"openssl counted {amount} in {seconds:.2f}s (the measured time was 0)"
+    if amount == 0:
+        return None, "not measured (openssl counted 0)"
+    return amount / seconds, None
+
+
+def _progress_algorithm(key: tuple, nth: int) -> str:
+    """The canonical name of a public-key progress key (family, bits, op); `nth` is its run number:
+    progress lines give an elliptic curve's bits only, and openssl runs its curves in list order."""
+    family, bits, _op = key
+    if bits is None:  # KEM / signature / ML-KEM: named already
+        return family
+    if family in ("rsa", "dsa", "ffdh"):
+        return f"{family}{bits}"
+    if family == "eddsa":
+        return {253: "ed25519", 456: "ed448"}.get(bits, f"eddsa{bits}")
+    if family == "sm2":
+        return "sm2"
+    curves = [curve for curve_bits, curve in _EC_CURVES if curve_bits == bits]
+    return curve_algorithm(family, curves[min(nth, len(curves) - 1)]) if curves else f"{family}{bits}bits"
 
 
 def _zero_row_status(row: _Row, state: _State, multi: bool) -> tuple[str, str]:

@@ -83,3 +83,14 @@ def hard_wrapped(text: str, width: int) -> str:
 def cut_off(text: str, lines: int) -> str:
     """The first `lines` lines: a router that rebooted or an SSH session that died there."""
     return "".join(text.splitlines(keepends=True)[:lines])
+
+
+def generated(text: str, seed: int = 0) -> list[str]:
+    """The field's manglings of one log: wrapped, cut off at a few places, and for -multi logs the busy
+    terminal with and without the parent's summary."""
+    lines = text.count("\n")
+    variants = [hard_wrapped(text, 72), hard_wrapped(text, 80)]
+    variants += [cut_off(text, n) for n in range(1, lines, max(1, lines // 12))]
+    if "Got: " in text:
+        variants += [busy_terminal(text, seed + n, keep_summary=n % 2 == 0) for n in range(4)]
+    return variants

@@ -11,6 +11,7 @@ import pytest
 from orchestrator.model import ERROR, OK, UNSUPPORTED
 from orchestrator.parse.console import parse_console
 from orchestrator.parse.speed import parse_speed
+from speed_corpora import generated
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -80,9 +81,12 @@ def _all_fixtures():
 
 @pytest.mark.parametrize("path", _all_fixtures(), ids=lambda p: p.name)
 def test_no_ok_figure_is_negative_infinite_nan_or_zero(path):
-    """The property over every log in tests/data, through the product's entry point (parse_console)."""
-    for m in parse_console(path.read_text()).measurements:
-        if m.status == OK:
-            assert m.value is not None and 0 < m.value < float("inf"), m
-        else:
-            assert m.value is None and m.reason, m
+    """The property over every log in tests/data and the corpora generated from it (wrapped, cut off,
+    -multi children interleaved), through the product's entry point (parse_console)."""
+    text = path.read_text()
+    for variant in [text] + generated(text):
+        for m in parse_console(variant).measurements:
+            if m.status == OK:
+                assert m.value is not None and 0 < m.value < float("inf"), m
+            else:
+                assert m.value is None and m.reason, m
