@@ -1168,6 +1168,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
                 row_api = api_cache[key]
             else:
                 row_api = api_cache[key] = _api_for(row.label, algorithm, major, hints)
+        reason: str | None
         if row.unsupported:
             status, reason = _zero_row_status(row, state, multi)
         elif row.error:
@@ -1324,10 +1325,10 @@ def _choose_rows(state: _State, forks: int) -> list[_Row]:
         readings.pop(cell, None)
     summed = [_children_sum(children, forks, missing.get(cell)) for cell, children in readings.items()]
     if summed:
-        read = sorted(len(children) for children in readings.values())
-        counts = f"{read[0]}" if read[0] == read[-1] else f"{read[0]} to {read[-1]}"
+        sizes = sorted(len(children) for children in readings.values())
+        counts = f"{sizes[0]}" if sizes[0] == sizes[-1] else f"{sizes[0]} to {sizes[-1]}"
         state.skipped.append(f"openssl's -multi summary is missing for {len(summed)} figure(s): the sum of "
-                             f"{counts} of {max(forks, read[-1])} children's figures each (flagged {PARTIAL_CHILDREN})")
+                             f"{counts} of {max(forks, sizes[-1])} children's figures each (flagged {PARTIAL_CHILDREN})")
     return chosen + summed
 
 
