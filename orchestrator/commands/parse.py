@@ -22,7 +22,7 @@ other commands' noise; newlines lost or doubled by a copy from a web page are fi
   - what the facts say: CPU model and cores, crypto instructions (aes, pmull, sha2, sha_ni ...), OS, OpenSSL build.
 
 With --json: one object per file {"file", "measurements", "cpu", "os", "openssl", "skipped"}, or a JSON array
-when several files are given. Parts of a log that could not be read are listed on stderr as `note:` lines.
+when several files are given; indented on a terminal, compact when written to a file or a pipe. Parts of a log that could not be read are listed on stderr as `note:` lines.
 Thousands of files at once are parsed on every CPU (worker processes).
 
 examples:
@@ -54,6 +54,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _parse(args: argparse.Namespace) -> int:
+    if args.json:
+        return _print_json(args.files)
     from orchestrator.parse.batch import parse_many  # imported here so `sslbench --help` stays fast
 
     texts: list[str | UserError] = []
@@ -77,15 +79,59 @@ def _parse(args: argparse.Namespace) -> int:
             failures += 1
             continue
         parsed.append((name, log))
-        _print_notes(name, log)
+        _print_notes(name, log.skipped)
     if not parsed:
         return 2
-    if args.json:
-        objects = [dict(file=name, **log.to_dict()) for name, log in parsed]
-        print(json.dumps(objects[0] if len(args.files) == 1 else objects, indent=2))
-    else:
-        print("\n\n".join(describe(name, log, several=len(args.files) > 1) for name, log in parsed))
+    print("\n\n".join(describe(name, log, several=len(args.files) > 1) for name, log in parsed))
     return 2 if failures else 0
+
+
+def _print_json(names: list[str]) -> int:
+    """Each file read, parsed and written as JSON in the worker processes (orchestrator.parse.batch); here
+    the objects are joined in file order, with the notes and errors on stderr in the same order."""
+    from orchestrator.parse.batch import map_in_workers  # imported here so `sslbench --help` stays fast
+
+    stdin = _stdin_text() if "-" in names else None  # (the workers cannot share this process's standard input)
+    results = map_in_workers(_json_of_file, [(name, stdin if name == "-" else None) for name in names])
+    objects = []
+    failures = 0
+    for name, (document, error, notes) in zip(names, results):
+        if error is not None:
+            if len(names) == 1:
+                raise UserError(error)
+            print(f"sslbench: {error}", file=sys.stderr)  # one bad file must not hide the others
+            failures += 1
+            continue
+        _print_notes(name, notes)
+        objects.append(document)
+    if not objects:
+        return 2
+    document = objects[0] if len(names) == 1 else "[" + ",".join(objects) + "]"
+    if sys.stdout.isatty():  # a person reads it; a program or a file gets it compact
+        document = json.dumps(json.loads(document), indent=2)
+    print(document)
+    return 2 if failures else 0
+
+
+def _json_of_file(item: tuple[str, str | UserError | None]) -> tuple[str | None, str | None, list[str]]:
+    """In a worker: (the file's JSON object, None, notes), or (None, what is wrong with it, [])."""
+    from orchestrator.parse.console import parse_console  # (loaded already: the workers are this process's forks)
+
+    name, text = item
+    try:
+        if isinstance(text, UserError):
+            raise text
+        log = checked(name, parse_console(read_text(name) if text is None else text))
+    except UserError as exc:
+        return None, str(exc), []
+    return json.dumps(dict(file=name, **log.to_dict()), separators=(",", ":")), None, log.skipped
+
+
+def _stdin_text() -> str | UserError:
+    try:
+        return read_text("-")
+    except UserError as exc:
+        return exc
 
 
 def read_text(name: str) -> str:
@@ -175,13 +221,13 @@ def _facts_lines(log: ParsedLog) -> list[str]:
     return lines
 
 
-def _print_notes(name: str, log: ParsedLog, limit: int = 5) -> None:
-    if not log.skipped:
+def _print_notes(name: str, skipped: list[str], limit: int = 5) -> None:
+    if not skipped:
         return
     label = "standard input" if name == "-" else name
-    shown = "; ".join(log.skipped[:limit])
-    more = f"; and {len(log.skipped) - limit} more" if len(log.skipped) > limit else ""
-    print(f"note: {label}: skipped {len(log.skipped)} part(s) it could not read: {shown}{more}", file=sys.stderr)
+    shown = "; ".join(skipped[:limit])
+    more = f"; and {len(skipped) - limit} more" if len(skipped) > limit else ""
+    print(f"note: {label}: skipped {len(skipped)} part(s) it could not read: {shown}{more}", file=sys.stderr)
 
 
 def _plural(count: int, noun: str) -> str:
@@ -195,7 +241,8 @@ def _has_facts(log: ParsedLog) -> bool:
 
 def _mostly_binary(sample: bytes) -> bool:
     """More than 10 % control bytes (other than tab/CR/LF/ESC/FF): not something a terminal printed."""
-    if not sample:
-        return False
-    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    controls = len(sample.translate(None, _NOT_CONTROL))  # counted in C, not byte by byte in Python
     return controls * 10 > len(sample)
+
+
+_NOT_CONTROL = bytes([9, 10, 12, 13, 27]) + bytes(range(32, 256))

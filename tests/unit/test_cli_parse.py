@@ -50,6 +50,14 @@ def test_json_one_file_is_an_object(capsys):
     assert data["openssl"]["version"] == "1.1.1w"
 
 
+def test_json_is_compact_for_a_file_and_indented_on_a_terminal(capsys, monkeypatch):
+    code, out, _ = run(capsys, "--json", MULTI)
+    assert code == 0 and out.count("\n") == 1 and '": ' not in out and json.loads(out)["file"] == str(MULTI)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    code, out, _ = run(capsys, "--json", MULTI)
+    assert code == 0 and out.startswith('{\n  "file": ') and json.loads(out)["file"] == str(MULTI)
+
+
 def test_json_several_files_is_an_array(capsys):
     code, out, _ = run(capsys, "--json", MULTI, MIPS)
     assert code == 0
