@@ -7,9 +7,7 @@ The target's figure is the "CLI" line: wall time of a fresh `sslbench parse --js
 process (the console script of this Python's environment), from start to exit: reading the files, parsing them on
 every CPU (orchestrator.parse.batch), writing the JSON (compact: stdout is a file). The 10,000 file names
 (about 100 KB) fit in one command line (Linux allows 2 MB of arguments), so it is one invocation, as a shell glob
-gives. When the compiled parser is built (orchestrator.parse.native), the CLI runs with it and on the Python
-source (SSLBENCH_PURE_PYTHON=1), runs interleaved so that other load hits both alike.
-The lines after it break the time down in this process: the batch path (parse_many, then merging 50 hosts' records
+gives. The lines after it break the time down in this process: the batch path (parse_many, then merging 50 hosts' records
 into the comparison tables), one process alone from CPU time (time.process_time, robust to other load on this
 shared machine), and parse_speed against parse_console.
 Run: `make benchmark` (or .venv/bin/python benchmarks/bench_parse.py [N]).
@@ -19,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -32,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from orchestrator import gcpause, tables  # noqa: E402
 from orchestrator.model import HostResult  # noqa: E402
-from orchestrator.parse import native, parse_console, parse_speed  # noqa: E402
+from orchestrator.parse import parse_console, parse_speed  # noqa: E402
 from orchestrator.parse.batch import default_jobs, parse_many  # noqa: E402
 
 TARGET_LOGS_PER_SECOND = 5000
@@ -78,13 +75,12 @@ def merge_and_render(parsed) -> tuple[int, int, int, int]:
     return len(records), len(rows), len(pk_rows), len(text.splitlines())
 
 
-def cli_seconds(directory: Path, names: list[str], pure_python: bool) -> tuple[float, int]:
+def cli_seconds(directory: Path, names: list[str]) -> tuple[float, int]:
     """(wall seconds, JSON objects written) of a fresh `sslbench parse --json NAMES… > out.json` in `directory`."""
     script = Path(sys.executable).with_name("sslbench")
-    env = {**os.environ, native.PURE_ENV: "1" if pure_python else "0"}
     with open(directory / "out.json", "wb") as out:
         start = time.perf_counter()
-        subprocess.run([str(script), "parse", "--json", *names], cwd=directory, env=env, stdout=out,
+        subprocess.run([str(script), "parse", "--json", *names], cwd=directory, stdout=out,
                        stderr=subprocess.DEVNULL, check=False)  # (exit 2: a few fixtures hold no figure)
         seconds = time.perf_counter() - start
     return seconds, len(json.loads((directory / "out.json").read_bytes()))
@@ -115,42 +111,25 @@ def measure_one_process(logs: list[str], gc_off: bool) -> tuple[float, float, tu
     return parsed_at - start, end - parsed_at, sizes, sum(len(log.measurements) for log in parsed)
 
 
-def pure_python_parse(count: int) -> tuple[float, int]:
-    """(parse CPU seconds, measurements) of one process on the parser's Python source, in a child process."""
-    child = subprocess.run([sys.executable, __file__, str(count), "--one-process-parse"], check=True,
-                           capture_output=True, text=True, env={**os.environ, native.PURE_ENV: "1"})
-    seconds, measurements = json.loads(child.stdout)
-    return seconds, measurements
-
-
 def main(count: int = 10_000) -> None:
     logs = corpus(count)
     print(f"logs: {count} ({sum(map(len, logs)) / 1e6:.1f} MB of text, {HOSTS} hosts); mix: every fixture of "
           f"tests/data/speed and tests/data/console round-robin in 4 shapes (as is, CRLF, doubled newlines, "
           f"behind a prompt), the 60 KB sbc-bench report 1 in {RARE['sbc-bench-armsom-sige5-full-report.txt']}")
-    compiled = native.in_use()
-    print("parser: " + ("compiled with mypyc (build/native-parser, see orchestrator/parse/native.py)" if compiled
-                        else "its Python source (no compiled build in use: `make setup` builds one)"))
-    parsers = [False, True] if compiled else [True]  # pure_python
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         names = [f"{i:05d}.log" for i in range(count)]
         for name, text in zip(names, logs):
             (directory / name).write_text(text)
-        rates: dict[bool, list[float]] = {pure: [] for pure in parsers}
+        rates = []
         for attempt in range(1, RUNS + 1):
-            for pure in parsers:
-                seconds, objects = cli_seconds(directory, names, pure)
-                rates[pure].append(count / seconds)
-                label = "the parser's Python source" if pure else "the compiled parser"
-                print(f"CLI `sslbench parse --json {count} files > out.json` ({label}, {default_jobs()} CPUs), run "
-                      f"{attempt}: {seconds:.2f} s wall -> {rates[pure][-1]:,.0f} logs/s ({objects} objects written)")
-    for pure in parsers:
-        best, middle = max(rates[pure]), statistics.median(rates[pure])
-        label = "Python source" if pure else "compiled"
-        print(f"CLI ({label}): best of {RUNS} {best:,.0f} logs/s (ratio to the {TARGET_LOGS_PER_SECOND:,} logs/s "
-              f"target: {best / TARGET_LOGS_PER_SECOND:.2f}), median {middle:,.0f} (ratio "
-              f"{middle / TARGET_LOGS_PER_SECOND:.2f})")
+            seconds, objects = cli_seconds(directory, names)
+            rates.append(count / seconds)
+            print(f"CLI `sslbench parse --json {count} files > out.json` ({default_jobs()} CPUs), run {attempt}: "
+                  f"{seconds:.2f} s wall -> {rates[-1]:,.0f} logs/s ({objects} objects written)")
+    best, middle = max(rates), statistics.median(rates)
+    print(f"CLI: best of {RUNS} {best:,.0f} logs/s (ratio to the {TARGET_LOGS_PER_SECOND:,} logs/s target: "
+          f"{best / TARGET_LOGS_PER_SECOND:.2f}), median {middle:,.0f} (ratio {middle / TARGET_LOGS_PER_SECOND:.2f})")
 
     batch_rates = []
     for attempt in range(1, RUNS + 1):
@@ -165,14 +144,7 @@ def main(count: int = 10_000) -> None:
         label = "GC paused " if gc_off else "default GC"
         print(f"breakdown, one process, {label}: CPU parse {parse_s:.2f} s + merge/tables {merge_s:.2f} s -> "
               f"{rate:,.0f} logs/s")
-        if gc_off:
-            gc_paused_parse_s = parse_s
     assert single == measurements, "the batch path and one process must read the same measurements"
-    if compiled:
-        pure_s, pure_measurements = pure_python_parse(count)
-        assert pure_measurements == measurements, "the compiled and the pure-Python parser must read the same"
-        print(f"breakdown, one process, GC paused, the parser's Python source (SSLBENCH_PURE_PYTHON=1): CPU parse "
-              f"{pure_s:.2f} s -> the compiled parser is {pure_s / gc_paused_parse_s:.2f}x as fast per log")
     print(f"result: {measurements} measurements, {records} records, {rows} throughput rows, "
           f"{pk_rows} public-key rows, {lines} table lines")
 
@@ -191,9 +163,4 @@ def main(count: int = 10_000) -> None:
 
 
 if __name__ == "__main__":
-    logs_wanted = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
-    if "--one-process-parse" in sys.argv:  # the child of pure_python_parse
-        parse_cpu, _merge, _sizes, read = measure_one_process(corpus(logs_wanted), gc_off=True)
-        print(json.dumps([parse_cpu, read]))
-    else:
-        main(logs_wanted)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)

@@ -439,13 +439,13 @@ _KEM_SIG_ROW_START = re.compile(r"\S+(?:\s+-?[\d.]+s)+(?:\s+-?[\d.]+)*\s*$")
 
 def _flush_wrapped_row(state: _State) -> None:
     """A row that waited for wrapped figures that never came: read as it is."""
-    label, values, core, by_count = state.wrapped_row  # type: ignore[misc]
+    label, values, core, by_count = state.wrapped_row
     _add_row(label, values, state, core, by_count, final=True)
 
 
 def _continues_wrapped(line: str, state: _State) -> bool:
     """Joins a line that continues the last one (a header's sizes, a row's figures); True if it did."""
-    kind, start = state.wrapped  # type: ignore[misc]
+    kind, start = state.wrapped
     state.wrapped = None
     if kind == "got":  # `Got:` / `+F:…` / `from N`: a child's line wrapped at its spaces
         if _FROM_CHILD.fullmatch(line) or (start == "Got:" and line[0] == "+"):
@@ -464,7 +464,7 @@ def _continues_wrapped(line: str, state: _State) -> bool:
         return False
     joined = start + " " + line
     if kind == "row":
-        label, values, core, by_count = state.wrapped_row  # type: ignore[misc]
+        label, values, core, by_count = state.wrapped_row
         _add_row(label, values + line.split(), state, core, by_count)
     elif not _read_pk_rows(joined, state):
         state.wrapped = ("pk", joined)
