@@ -22,14 +22,12 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass, field
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
+from orchestrator.parse.speed.state import ORPHAN, SIZES_1_0, SIZES_1_1, Row, State
 from orchestrator.validity import PARTIAL, PARTIAL_CHILDREN
 
-SIZES_1_0 = (16, 64, 256, 1024, 8192)
-SIZES_1_1 = (16, 64, 256, 1024, 8192, 16384)
 
 # One number as `openssl speed` prints it (also inf/nan when the measured time was 0).
 _NUM = r"(?:-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|-?nan)"
@@ -112,63 +110,6 @@ _BUILTIN = _AMBIGUOUS | _LEGACY_ONLY | {
 }
 
 
-@dataclass(slots=True)  # one per table cell: no per-instance __dict__ (less memory, less for the GC to walk)
-class _Row:
-    """A throughput or public-key figure before the whole log has been read.
-
-    Hot paths build it positionally (label, algorithm, block_size, value, operation, child, pk_key,
-    error, unsupported, core): keyword calls cost twice as much per cell."""
-
-    label: str  # as printed (decides api)
-    algorithm: str
-    block_size: int | None = None
-    value: float | None = None  # bytes/s or ops/s
-    operation: str | None = None
-    child: int | None = None  # -multi child number for `Got:` lines
-    pk_key: tuple | None = None  # (family, bits, op) to match progress lines
-    error: str | None = None
-    unsupported: str | None = None  # why the build did not run it
-    core: str | None = None  # the CPU core a per-cluster row names (sbc-bench `… (Cortex-A53)`)
-    flag: str | None = None  # a validity flag of the figure (partial-children) and why
-    flag_reason: str | None = None
-
-
-ORPHAN = -1  # _Row.child of a -multi child's line that lost its `Got: … from N` frame: counted nowhere
-
-
-@dataclass
-class _State:
-    """What has been read so far; rows are resolved (names, units, api, counts) at the end."""
-
-    build: OpenSSLBuild = field(default_factory=OpenSSLBuild)
-    sizes: tuple[int, ...] | None = None
-    child_sizes: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    rows: list[_Row] = field(default_factory=list)
-    progress: dict[tuple, list[tuple[int, float]]] = field(default_factory=dict)
-    progress_labels: dict[str, str] = field(default_factory=dict)  # algorithm -> its name as progress lines print it
-    pending_dt: tuple[str, int] | None = None
-    pending_dtp: tuple | None = None
-    pending_progress: str | None = None  # a `Doing …` line whose result has not come yet
-    wrapped: tuple[str, str] | None = None  # ("header" | "row" | "pk", line) that may continue on the next line
-    wrapped_row: tuple | None = None  # (label, values, core, sizes_by_count) of a "row" waiting for the rest
-    pk_header_words: frozenset | None = None  # the last line's public-key header words (a wrapped header)
-    pk_table: str | None = None  # "kem" / "sig" after their headers
-    forked: set[int] = field(default_factory=set)  # "Forked child N" numbers
-    children: set[int] = field(default_factory=set)  # N of intact `Got: … from N` lines
-    bare: list = field(default_factory=list)  # rows of `-mr` lines read since the last `Got:` line (see _orphan)
-    orphans: int = 0  # children's lines that lost their `Got: … from N` frame
-    hints: dict | None = None
-    seen_block: bool = False
-    ops_format: bool = False  # 3.2+ progress lines (`ops in`)
-    pk_seconds_lines: list = field(default_factory=list)  # +F2..+F4 whose unit is decided at the end
-    mr_old_format: bool | None = None  # what the -mr lines themselves say of +F2..+F5 units (see _old_pk_format)
-    kem_names: list[str] = field(default_factory=list)  # in run order, from progress lines
-    sig_names: list[str] = field(default_factory=list)
-    failed_tests: set[str] = field(default_factory=set)  # NAME of `NAME error!` lines (canonical)
-    skipped: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)  # lines that are not speed output
-
-
 def parse_speed(text: str, *, threads: int | None = None, api: str | None = None,
                 algorithm: str | None = None) -> ParsedLog:
     """Every measurement in one `openssl speed` output, plus the OpenSSL build it names.
@@ -206,7 +147,7 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
                          algorithm: str | None = None) -> tuple[ParsedLog, list[str]]:
     """parse_speed, plus the lines that are not `openssl speed` output (where a console session's
     facts can be: the facts parsers then read those few lines, not the whole text again)."""
-    state = _State()
+    state = State()
     for line in _lines(text):
         try:
             _read_line(line, state)
@@ -302,7 +243,7 @@ _ANCHOR_WORDS = ("Doing ", "+D", "+R", "+F", "+H", "Forked child", "Got: ", "Unk
                  "verify", "op/s", "keygen", " bit", "decr./s", "decaps/s", "decap/s", "mlkem")
 
 
-def _read_line(line: str, state: _State) -> None:
+def _read_line(line: str, state: State) -> None:
     if state.pending_progress is not None:
         doing, state.pending_progress = state.pending_progress, None
         if not line.startswith(_NOT_A_RESULT) and _read_progress_result(doing + " " + line, state):
@@ -360,7 +301,7 @@ _ROW_END = frozenset("0123456789kKfFnN")  # a throughput row ends with a number,
 _ROW_TAIL_LABEL2 = {"cbc", "ede3", "ige"}  # the second word of 1.x labels such as `aes-128 cbc`
 
 
-def _split_trailing_row(line: str, state: _State) -> str:
+def _split_trailing_row(line: str, state: State) -> str:
     """A -multi summary row glued to the last build line (`compiler: … evp 1.00k …`): read it apart."""
     tokens = line.split()
     n = 0
@@ -379,7 +320,7 @@ _BUILD_PREFIXES = ("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:",
                    "CPUINFO:")
 
 
-def _ignore(line: str, state: _State) -> None:
+def _ignore(line: str, state: State) -> None:
     state.ignored.append(line)
 
 
@@ -410,7 +351,7 @@ def _read_build_line(line: str, build: OpenSSLBuild) -> None:
         build.cpuinfo = line[len("CPUINFO:"):].strip() or build.cpuinfo
 
 
-def _read_header(line: str, state: _State) -> None:
+def _read_header(line: str, state: State) -> None:
     match = _HEADER.match(line)
     if match is None:
         return
@@ -437,13 +378,13 @@ _FROM_CHILD = re.compile(r"from \d+")
 _KEM_SIG_ROW_START = re.compile(r"\S+(?:\s+-?[\d.]+s)+(?:\s+-?[\d.]+)*\s*$")
 
 
-def _flush_wrapped_row(state: _State) -> None:
+def _flush_wrapped_row(state: State) -> None:
     """A row that waited for wrapped figures that never came: read as it is."""
     label, values, core, by_count = state.wrapped_row
     _add_row(label, values, state, core, by_count, final=True)
 
 
-def _continues_wrapped(line: str, state: _State) -> bool:
+def _continues_wrapped(line: str, state: State) -> bool:
     """Joins a line that continues the last one (a header's sizes, a row's figures); True if it did."""
     kind, start = state.wrapped
     state.wrapped = None
@@ -481,7 +422,7 @@ def _is_pk_header(line: str) -> bool:
     return _PK_HEADER_WORDS.issuperset(line.split())
 
 
-def _read_pk_header(line: str, previous: frozenset | None, state: _State) -> None:
+def _read_pk_header(line: str, previous: frozenset | None, state: State) -> None:
     """A public-key table's header (or the rest of a wrapped one): which table the rows belong to."""
     words = frozenset(line.split()) | (previous or frozenset())
     state.pk_header_words = words
@@ -497,7 +438,7 @@ def _read_pk_header(line: str, previous: frozenset | None, state: _State) -> Non
 # throughput rows
 
 
-def _read_labelled_row(line: str, state: _State) -> bool:
+def _read_labelled_row(line: str, state: State) -> bool:
     """A throughput row with the core it ran on appended (sbc-bench). The core goes to
     Measurement.cpu (the cluster label of a pinned single-thread cell): one board's clusters are
     separate figures, never one median."""
@@ -527,7 +468,7 @@ def _read_labelled_row(line: str, state: _State) -> bool:
     return _read_rows(line, state, core=core)
 
 
-def _read_quoted_row(line: str, core: str | None, state: _State) -> bool:
+def _read_quoted_row(line: str, core: str | None, state: State) -> bool:
     """sbc-bench's summary quotes rows the log already has: a quoted row adds records only when
     it is new (a summary pasted alone still gives its figures: no header, the count of values
     says which default sizes)."""
@@ -540,7 +481,7 @@ def _read_quoted_row(line: str, core: str | None, state: _State) -> bool:
     return True
 
 
-def _read_rows(line: str, state: _State, core: str | None = None, sizes_by_count: bool = False) -> bool:
+def _read_rows(line: str, state: State, core: str | None = None, sizes_by_count: bool = False) -> bool:
     """Throughput rows `label v1 v2 …` (several when newlines were lost). True if any was read."""
     if state.sizes is None and not (state.child_sizes or state.seen_block or state.forked or sizes_by_count):
         return False  # no header yet: _add_row could not place any value (cheap exit for other output)
@@ -569,7 +510,7 @@ def _read_rows(line: str, state: _State, core: str | None = None, sizes_by_count
     return found
 
 
-def _add_row(label: str, values: list[str], state: _State, core: str | None = None,
+def _add_row(label: str, values: list[str], state: State, core: str | None = None,
              sizes_by_count: bool = False, final: bool = False) -> bool:
     """A throughput row; one short of figures waits for the rest on the next line unless `final`."""
     if not _LABEL.fullmatch(label) or label.lower() == label.upper():  # needs a letter
@@ -607,7 +548,7 @@ def _add_row(label: str, values: list[str], state: _State, core: str | None = No
                 value = None
             if value is None or not 0.0 < value < _INFINITY:
                 value, error = _bytes_per_second(token)
-        rows.append(_Row(label, algorithm, size, value, None, None, None, error, unsupported, core))
+        rows.append(Row(label, algorithm, size, value, None, None, None, error, unsupported, core))
     return True
 
 
@@ -673,7 +614,7 @@ def _figure_from_seconds(token: str, operation: str) -> tuple[float | None, str 
 # -mr lines
 
 
-def _read_mr(line: str, state: _State, child: int | None) -> None:
+def _read_mr(line: str, state: State, child: int | None) -> None:
     if child is None and " from " in line:
         head, _, number = line.rpartition(" from ")
         if number.strip().isdigit():  # a child's line that lost its `Got: ` (a busy terminal)
@@ -692,11 +633,11 @@ def _read_mr(line: str, state: _State, child: int | None) -> None:
         _read_mr_line(line, state, child)
 
 
-def _orphan(state: _State) -> None:
+def _orphan(state: State) -> None:
     """A child's output follows: the `-mr` figures read since the last `Got:` line were not the
     parent's summary (openssl prints it after every child's) but pieces of children's lines."""
     for item in state.bare:
-        if isinstance(item, _Row):
+        if isinstance(item, Row):
             item.child = ORPHAN
         elif isinstance(item, list):
             item[4] = ORPHAN
@@ -706,7 +647,7 @@ def _orphan(state: _State) -> None:
     state.bare = []
 
 
-def _read_mr_line(line: str, state: _State, child: int | None) -> None:
+def _read_mr_line(line: str, state: State, child: int | None) -> None:
     parts = line.split(":")
     tag = parts[0]
     if tag == "+DT":  # the progress pair +DT/+R first: most -mr lines are those
@@ -734,7 +675,7 @@ def _read_mr_line(line: str, state: _State, child: int | None) -> None:
         state.skipped.append(f"unknown machine-readable line {line[:60]!r}")
 
 
-def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int | None) -> None:
+def _read_mr_throughput(parts: list[str], line: str, state: State, child: int | None) -> None:
     if len(parts) < 4:
         state.skipped.append(f"short +F line {line[:60]!r}")
         return
@@ -751,10 +692,10 @@ def _read_mr_throughput(parts: list[str], line: str, state: _State, child: int |
     unsupported = _all_zero(values)
     for size, token in zip(sizes, values):
         number, error = (None, None) if unsupported else _figure(token, None)  # (float() ignores white space)
-        state.rows.append(_Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
+        state.rows.append(Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
 
 
-def _sizes_for(count: int, own: tuple[int, ...] | None, state: _State) -> tuple[int, ...] | None:
+def _sizes_for(count: int, own: tuple[int, ...] | None, state: State) -> tuple[int, ...] | None:
     """The block sizes of a line of `count` figures: its own `+H`, else a child's (the parent of
     `-mr -multi` prints none), else openssl's defaults for that count."""
     if own is not None and len(own) == count:
@@ -765,7 +706,7 @@ def _sizes_for(count: int, own: tuple[int, ...] | None, state: _State) -> tuple[
     return {5: SIZES_1_0, 6: SIZES_1_1}.get(count)
 
 
-def _read_mr_pk(kind: int, parts: list[str], line: str, state: _State, child: int | None) -> None:
+def _read_mr_pk(kind: int, parts: list[str], line: str, state: State, child: int | None) -> None:
     """+F2 rsa, +F3 dsa, +F4 ecdsa, +F5 ecdh, +F6 eddsa, +F7 sm2, +F8 ffdh, +F9 kem, +F10 sig."""
     fields = [p.strip() for p in parts[1:]]
     try:
@@ -831,7 +772,7 @@ def _curve_by_index(index: int, bits: int, table: list[tuple[int, str]]) -> str:
 _LIBRESSL_EC_CURVES = [(224, "nistp224"), (256, "nistp256"), (384, "nistp384"), (521, "nistp521")]
 
 
-def _rate_is_second(first: float | None, second: float | None, state: _State) -> bool:
+def _rate_is_second(first: float | None, second: float | None, state: State) -> bool:
     """Which figure of an ECDH `+F5` line is the rate (the other is seconds/op)."""
     old = _old_pk_format(state)
     if old is None:  # unknown version: seconds/op of ECDH is (far) below 1, ops/s above
@@ -841,7 +782,7 @@ def _rate_is_second(first: float | None, second: float | None, state: _State) ->
     return old
 
 
-def _old_pk_format(state: _State) -> bool | None:
+def _old_pk_format(state: State) -> bool | None:
     """True for ≤1.1.0 (`+F2..+F5` in seconds/op), False for 1.1.1+, None when unknown.
 
     apps/speed.c: up to 1.1.0 the results are `d / count` (seconds/op), +F5 prints `seconds:ops/s`,
@@ -859,14 +800,14 @@ def _old_pk_format(state: _State) -> bool | None:
     return state.mr_old_format
 
 
-def _add_pk(state: _State, algorithm: str, op: str, figure: tuple[float | None, str | None], key: tuple,
+def _add_pk(state: State, algorithm: str, op: str, figure: tuple[float | None, str | None], key: tuple,
             child: int | None) -> None:
     """One public-key figure: `figure` is (rate, None) or (None, why there is no rate), from _figure."""
     value, error = figure
-    state.rows.append(_Row(algorithm, algorithm, None, value, op, child, key, error, None, None))
+    state.rows.append(Row(algorithm, algorithm, None, value, op, child, key, error, None, None))
 
 
-def _read_mr_result(parts: list[str], state: _State) -> None:
+def _read_mr_result(parts: list[str], state: State) -> None:
     """`+R:count:name:seconds` after `+DT:name:tm:size`."""
     pending = state.pending_dt
     state.pending_dt = None
@@ -915,7 +856,7 @@ def _pk_family_op(family: str, what: str, bits: int) -> tuple | None:
 _KEM_SIG_RESULTS = ("+R15", "+R16", "+R17", "+R18", "+R19", "+R20")
 
 
-def _read_mr_pk_result(parts: list[str], state: _State) -> None:
+def _read_mr_pk_result(parts: list[str], state: State) -> None:
     """`+Rn:count:bits:seconds` (or `+Rn:count:bits:name:seconds`, `+Rn:count:name:seconds`)."""
     key = state.pending_dtp
     state.pending_dtp = None
@@ -935,7 +876,7 @@ def _read_mr_pk_result(parts: list[str], state: _State) -> None:
 # -multi children
 
 
-def _read_child(line: str, state: _State) -> None:
+def _read_child(line: str, state: State) -> None:
     """`Got: LINE from N`: a -multi child's `-mr` line, passed on by the parent. Without its
     ` from N` the line was cut (children's output interleaves on a busy terminal): not read."""
     _orphan(state)
@@ -954,14 +895,14 @@ def _read_child(line: str, state: _State) -> None:
 # progress lines
 
 
-def _read_error(line: str, state: _State) -> None:
+def _read_error(line: str, state: State) -> None:
     """What openssl said went wrong; `NAME error!` (3.x: the test could not run) also marks NAME."""
     state.skipped.append(f"openssl said: {line[:200]}")
     if line.endswith(" error!"):
         state.failed_tests.add(canonical_algorithm(line[:-len(" error!")].rpartition(": ")[2]))
 
 
-def _read_progress(line: str, state: _State) -> bool:
+def _read_progress(line: str, state: State) -> bool:
     """A `Doing …` line; True when it held its result (count and seconds). One without (the result
     came on the next line, after a failure message or a wrap) waits in state.pending_progress."""
     if line.endswith(" error!"):  # `Doing md4 for 1s on 16 size blocks: md4 error!`
@@ -975,7 +916,7 @@ def _read_progress(line: str, state: _State) -> bool:
     return False
 
 
-def _read_progress_result(line: str, state: _State) -> bool:
+def _read_progress_result(line: str, state: State) -> bool:
     if "size blocks: " in line and _read_sym_progress(line, state):
         return True
     match = _PROGRESS.search(line) if "size blocks" in line else None
@@ -1010,7 +951,7 @@ def _read_progress_result(line: str, state: _State) -> bool:
     return False
 
 
-def _read_sym_progress(line: str, state: _State) -> bool:
+def _read_sym_progress(line: str, state: State) -> bool:
     """`Doing NAME[ ops] for Ts on SIZE size blocks: COUNT NAME's in SECSs` with string methods
     (the _PROGRESS regex is the fallback for anything unusual). True when read."""
     head, _, tail = line.partition(" size blocks: ")
@@ -1068,7 +1009,7 @@ _LIBRESSL_MLKEM_OPS = {"keygen": "keygen", "encap": "encaps", "decap": "decaps"}
 # public-key tables
 
 
-def _read_pk_rows(line: str, state: _State) -> bool:
+def _read_pk_rows(line: str, state: State) -> bool:
     """Public-key table rows; each regex runs only when its keyword is in the line (speed)."""
     found = False
     lowered = line.lower()
@@ -1133,7 +1074,7 @@ def _kem_sig_name(name: str, table: str) -> str:
 # the end: resolve names, units, api, threads; attach counts
 
 
-def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: str | None) -> ParsedLog:
+def _finish(state: State, *, threads: int | None, api: str | None, algorithm: str | None) -> ParsedLog:
     hints = state.hints or {}
     _resolve_pk_units(state)
     _name_kem_sig_rows(state)
@@ -1204,7 +1145,7 @@ def _finish(state: _State, *, threads: int | None, api: str | None, algorithm: s
 
 
 def _figures_from_progress(progress: dict[tuple, list[tuple[int, float]]], runs_read: dict[tuple, int],
-                           state: _State, threads: int, api: str | None, major: tuple | None,
+                           state: State, threads: int, api: str | None, major: tuple | None,
                            hints: dict) -> list[Measurement]:
     """The progress lines no table row took (the run was cut off before openssl printed its table):
     each is a figure as openssl computes it, count × block size / seconds (count / seconds for a
@@ -1257,7 +1198,7 @@ def _progress_algorithm(key: tuple, nth: int) -> str:
     return curve_algorithm(family, curves[min(nth, len(curves) - 1)]) if curves else f"{family}{bits}bits"
 
 
-def _zero_row_status(row: _Row, state: _State, multi: bool) -> tuple[str, str]:
+def _zero_row_status(row: Row, state: State, multi: bool) -> tuple[str, str]:
     """A row of 0.00: the build left the test out, unless openssl shows it ran (then it failed)."""
     if row.algorithm in state.failed_tests:
         return UNSUPPORTED, f"openssl could not run it ('{row.label} error!'; it printed 0.00 for every block size)"
@@ -1268,7 +1209,7 @@ def _zero_row_status(row: _Row, state: _State, multi: bool) -> tuple[str, str]:
     return UNSUPPORTED, row.unsupported or ""
 
 
-def _name_kem_sig_rows(state: _State) -> None:
+def _name_kem_sig_rows(state: State) -> None:
     """`+F9:INDEX:…` / `+F10:INDEX:…`: INDEX is the place in the build's whole KEM/signature list,
     the tests run in that order, so the n-th smallest INDEX is the n-th name the progress lines
     (+R15..+R20) announced. Children's lines that lost their frame do not count."""
@@ -1291,13 +1232,13 @@ def _name_kem_sig_rows(state: _State) -> None:
     state.rows = [row for row in state.rows if not row.label.startswith(("+F9:", "+F10:"))]
 
 
-def _fork_count(state: _State) -> int:
+def _fork_count(state: State) -> int:
     """How many -multi children openssl forked: the highest child number seen, plus one."""
     numbers = state.forked | state.children
     return max(max(numbers) + 1, len(numbers)) if numbers else 0
 
 
-def _choose_rows(state: _State, forks: int) -> list[_Row]:
+def _choose_rows(state: State, forks: int) -> list[Row]:
     """The parent's figures: openssl's own -multi summary. Per cell, the children's sum only where
     the summary has no figure (the log was cut, or openssl left it out), flagged partial-children."""
     if not state.children and not state.orphans:  # (children's rows come from `Got:` lines only)
@@ -1305,8 +1246,8 @@ def _choose_rows(state: _State, forks: int) -> list[_Row]:
     if state.orphans:
         state.skipped.append(f"{state.orphans} line(s) of -multi children cut apart by other output "
                              f"(no 'Got: … from N' around them): not read")
-    parent: dict[tuple, _Row] = {}
-    readings: dict[tuple, dict[int, _Row]] = {}
+    parent: dict[tuple, Row] = {}
+    readings: dict[tuple, dict[int, Row]] = {}
     for row in state.rows:
         cell = (row.algorithm, row.block_size, row.operation, row.core)
         if row.child is None:
@@ -1332,10 +1273,10 @@ def _choose_rows(state: _State, forks: int) -> list[_Row]:
     return chosen + summed
 
 
-def _children_sum(children: dict[int, _Row], forks: int, why: str | None) -> _Row:
+def _children_sum(children: dict[int, Row], forks: int, why: str | None) -> Row:
     first = next(iter(children.values()))
     values = [row.value for row in children.values() if row.value is not None]
-    row = _Row(first.label, first.algorithm, first.block_size, None, first.operation, None, first.pk_key)
+    row = Row(first.label, first.algorithm, first.block_size, None, first.operation, None, first.pk_key)
     why = why or "openssl's -multi summary is missing"
     if not values:
         row.error = f"not measured ({why} and no child has a figure)"
@@ -1346,7 +1287,7 @@ def _children_sum(children: dict[int, _Row], forks: int, why: str | None) -> _Ro
     return row
 
 
-def _resolve_evp_rows(state: _State, hinted: str | None) -> None:
+def _resolve_evp_rows(state: State, hinted: str | None) -> None:
     """1.1.1 and 3.0 ≤ 3.0.9 label the -multi summary row `evp`: its name is the one the children give."""
     if not any(row.algorithm == "evp" for row in state.rows):
         return
@@ -1384,7 +1325,7 @@ def _api_for(label: str, algorithm: str, version: tuple | None, hints: dict) -> 
     return "evp"
 
 
-def _resolve_pk_units(state: _State) -> None:
+def _resolve_pk_units(state: State) -> None:
     """+F2/+F3/+F4 print seconds/op up to 1.1.0 and ops/s from 1.1.1: decide, then add them."""
     if not state.pk_seconds_lines:
         return
@@ -1418,7 +1359,7 @@ def _multi_summary_format(lines: list) -> bool | None:
     return None
 
 
-def _guess_seconds(family: str, bits: int, sign: float | None, verify: float | None, state: _State) -> bool:
+def _guess_seconds(family: str, bits: int, sign: float | None, verify: float | None, state: State) -> bool:
     """Unknown version: compare with the progress lines, else use what the numbers look like."""
     runs = state.progress.get(("pk", family, bits, "sign"))
     if runs and sign and sign > 0:
