@@ -25,12 +25,11 @@ import re
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
+from orchestrator.parse.speed.numbers import INFINITY, NUM, figure, figure_from_seconds, int_or_none, is_number, number
 from orchestrator.parse.speed.state import ORPHAN, SIZES_1_0, SIZES_1_1, Row, State
 from orchestrator.validity import PARTIAL, PARTIAL_CHILDREN
 
 
-# One number as `openssl speed` prints it (also inf/nan when the measured time was 0).
-_NUM = r"(?:-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|-?nan)"
 _VALUE_TOKEN = re.compile(r"-?(?:\d+\.\d+|inf|nan)k?", re.IGNORECASE)
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()/._,+-]{0,39}")
 # A whole line that is one throughput row: words that are not values, then values to the end.
@@ -54,30 +53,30 @@ _GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])|(\d\.\d
 _HEADER = re.compile(r"type((?:\s+\d+ bytes)+)")
 _PROGRESS = re.compile(
     r"Doing (?P<name>.+?)(?: ops)? for (?P<tm>\d+)s on (?P<size>\d+) size blocks: "
-    r"(?P<count>-?\d+) .+?(?:'s| ops) in (?P<secs>" + _NUM + r")s"
+    r"(?P<count>-?\d+) .+?(?:'s| ops) in (?P<secs>" + NUM + r")s"
 )
 _PK_PROGRESS = re.compile(
-    r"(?P<count>-?\d+) (?P<bits>\d+)[ -]bits? (?P<what>[A-Za-z0-9' -]+?) in (?P<secs>" + _NUM + r")s"
+    r"(?P<count>-?\d+) (?P<bits>\d+)[ -]bits? (?P<what>[A-Za-z0-9' -]+?) in (?P<secs>" + NUM + r")s"
 )
 _NAMED_PROGRESS = re.compile(
     r"(?P<count>-?\d+) (?P<name>\S+) (?:KEM |signature )?(?P<op>keygen|encaps|decaps|sign|verify) ops "
-    r"in (?P<secs>" + _NUM + r")s"
+    r"in (?P<secs>" + NUM + r")s"
 )
 # Led by a literal (the lookbehind after it), which re finds with a fast scan; a leading lookbehind
 # made re try it at every position of every row.
 _RSA4 = re.compile(
-    rf"rsa(?<![A-Za-z]rsa)\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s"
-    rf"\s+({_NUM})\s+({_NUM})\s+({_NUM})\s+({_NUM})"
+    rf"rsa(?<![A-Za-z]rsa)\s+(\d+)\s+bits?\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}s"
+    rf"\s+({NUM})\s+({NUM})\s+({NUM})\s+({NUM})"
 )
-_RSA_DSA = re.compile(rf"([rd]sa)(?<![A-Za-z][rd]sa)\s+(\d+)\s+bits?\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})")
+_RSA_DSA = re.compile(rf"([rd]sa)(?<![A-Za-z][rd]sa)\s+(\d+)\s+bits?\s+{NUM}s\s+{NUM}s\s+({NUM})\s+({NUM})")
 _CURVE_SIGN = re.compile(
-    rf"(\d+)\s+bits?\s+(ecdsa|EdDSA|SM2)\s+\(([^)\s]+)\)\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})",
+    rf"(\d+)\s+bits?\s+(ecdsa|EdDSA|SM2)\s+\(([^)\s]+)\)\s+{NUM}s\s+{NUM}s\s+({NUM})\s+({NUM})",
     re.IGNORECASE,
 )
-_CURVE_OP = re.compile(rf"(\d+)\s+bits?\s+ecdh\s+\(([^)\s]+)\)\s+{_NUM}s\s+({_NUM})", re.IGNORECASE)
-_FFDH = re.compile(rf"(\d+)\s+bits?\s+ffdh\s+{_NUM}s\s+({_NUM})", re.IGNORECASE)
-_KEM_SIG_ROW = re.compile(rf"(\S+)\s+{_NUM}s\s+{_NUM}s\s+{_NUM}s\s+({_NUM})\s+({_NUM})\s+({_NUM})")
-_LIBRESSL_MLKEM_ROW = re.compile(rf"mlkem\s*(\d+)\s+{_NUM}s\s+({_NUM})\s+{_NUM}s\s+({_NUM})\s+{_NUM}s\s+({_NUM})")
+_CURVE_OP = re.compile(rf"(\d+)\s+bits?\s+ecdh\s+\(([^)\s]+)\)\s+{NUM}s\s+({NUM})", re.IGNORECASE)
+_FFDH = re.compile(rf"(\d+)\s+bits?\s+ffdh\s+{NUM}s\s+({NUM})", re.IGNORECASE)
+_KEM_SIG_ROW = re.compile(rf"(\S+)\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+({NUM})\s+({NUM})\s+({NUM})")
+_LIBRESSL_MLKEM_ROW = re.compile(rf"mlkem\s*(\d+)\s+{NUM}s\s+({NUM})\s+{NUM}s\s+({NUM})\s+{NUM}s\s+({NUM})")
 _OPENSSL_VERSION = re.compile(r"OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)")
 _LIBRESSL_VERSION = re.compile(r"LibreSSL\s+(\d+\.\d+\.\d+)")
 _VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
@@ -259,9 +258,9 @@ def _read_line(line: str, state: State) -> None:
     elif first == "G" and line.startswith("Got:"):
         _read_child(line, state)
     elif first == "F" and line.startswith("Forked child"):
-        number = line[len("Forked child"):].strip()
-        if number.isdigit():
-            state.forked.add(int(number))
+        child = line[len("Forked child"):].strip()
+        if child.isdigit():
+            state.forked.add(int(child))
     elif first in "OLvbocpC" and line.startswith(_BUILD_PREFIXES):
         if line[-1] in "kK":  # (a glued -multi summary row ends with a `k` value)
             line = _split_trailing_row(line, state)
@@ -368,7 +367,7 @@ def _read_header(line: str, state: State) -> None:
 
 # What the rest of a wrapped table line holds: sizes (`16384 bytes`), or figures (`56789.01k`, `0.000013s`, `-0.1`).
 _HEADER_MORE = re.compile(r"(?:\d+|bytes)(?:\s+(?:\d+|bytes))*")
-_FIGURES_ONLY = re.compile(r"{v}[ks]?(?:\s+{v}[ks]?)*".format(v=_NUM), re.IGNORECASE)
+_FIGURES_ONLY = re.compile(r"{v}[ks]?(?:\s+{v}[ks]?)*".format(v=NUM), re.IGNORECASE)
 # The start of a public-key row (its regex in _read_pk_rows did not match: figures may be missing).
 _PK_ROW_START = re.compile(r"(?:[rd]sa\s+\d+\s+bits?|\d+\s+bits?\s+(?:ecdsa|ecdh|eddsa|sm2)\s+\(|\d+\s+bits?\s+ffdh"
                            r"|mlkem\s*\d+)\s+-?[\d.]+s?(?:\s+-?[\d.]+s?)*\s*$", re.IGNORECASE)
@@ -546,7 +545,7 @@ def _add_row(label: str, values: list[str], state: State, core: str | None = Non
                 value, error = (float(token[:-1] + "e3") if token[-1] in "kK" else float(token)), None
             except ValueError:
                 value = None
-            if value is None or not 0.0 < value < _INFINITY:
+            if value is None or not 0.0 < value < INFINITY:
                 value, error = _bytes_per_second(token)
         rows.append(Row(label, algorithm, size, value, None, None, None, error, unsupported, core))
     return True
@@ -563,51 +562,7 @@ def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
     """`12630.54k` -> 12630540.0 (the decimal ×1000, rounded once), `9999.50` -> 9999.5; a figure
     that is not a rate (0, negative, inf, nan) -> None and why."""
     kilo = token.endswith(("k", "K"))
-    return _figure(token[:-1] + "e3" if kilo else token, None, printed=token)
-
-
-_INFINITY = float("inf")
-
-
-def _number(token: str) -> float | None:
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return None if value != value or value in (_INFINITY, -_INFINITY) else value
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
-
-
-def _figure(token: str, operation: str | None, printed: str | None = None) -> tuple[float | None, str | None]:
-    """(rate, None) for a figure openssl measured; (None, why) for one it printed without measuring.
-
-    apps/speed.c prints what it computed, whatever it was: a failed operation counts -1 (`-0.1` for
-    a verify that failed over 10 s), a test that never ran 0 (`0.00`), one timed at 0 s inf or nan."""
-    printed = (printed or token).strip()
-    try:
-        value = float(token)
-    except ValueError:
-        return None, f"openssl printed {printed!r}, not a number"
-    if 0.0 < value < _INFINITY:
-        return value, None
-    if value != value or value in (_INFINITY, -_INFINITY):
-        return None, f"openssl printed {printed!r} (the measured time was 0)"
-    if value < 0:
-        return None, f"{operation or 'the test'} failed (openssl printed {printed!r})"
-    return None, f"not measured (openssl printed {printed!r})"
-
-
-def _figure_from_seconds(token: str, operation: str) -> tuple[float | None, str | None]:
-    """The rate of a seconds/op figure (`-mr` up to 1.1.0), or why there is none."""
-    seconds, error = _figure(token, operation)
-    return (None, error) if seconds is None else (1.0 / seconds, None)
+    return figure(token[:-1] + "e3" if kilo else token, None, printed=token)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -616,10 +571,10 @@ def _figure_from_seconds(token: str, operation: str) -> tuple[float | None, str 
 
 def _read_mr(line: str, state: State, child: int | None) -> None:
     if child is None and " from " in line:
-        head, _, number = line.rpartition(" from ")
-        if number.strip().isdigit():  # a child's line that lost its `Got: ` (a busy terminal)
+        head, _, tail = line.rpartition(" from ")
+        if tail.strip().isdigit():  # a child's line that lost its `Got: ` (a busy terminal)
             _orphan(state)
-            child = int(number)
+            child = int(tail)
             state.children.add(child)
             line = head.rstrip()
     if child is None:  # the parent's line, unless a child's `Got:` line comes after it (see _orphan)
@@ -686,12 +641,12 @@ def _read_mr_throughput(parts: list[str], line: str, state: State, child: int | 
         state.skipped.append(f"+F line for {label!r} has {len(values)} values and no matching +H: skipped")
         return
     algorithm = canonical_algorithm(label)
-    if not algorithm or not all(map(_is_number, values)):  # openssl prints numbers only: a cut or mixed line
+    if not algorithm or not all(map(is_number, values)):  # openssl prints numbers only: a cut or mixed line
         state.skipped.append(f"unreadable +F line {line[:60]!r}: skipped")
         return
     unsupported = _all_zero(values)
     for size, token in zip(sizes, values):
-        number, error = (None, None) if unsupported else _figure(token, None)  # (float() ignores white space)
+        number, error = (None, None) if unsupported else figure(token, None)  # (float() ignores white space)
         state.rows.append(Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
 
 
@@ -717,7 +672,7 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: State, child: int
             ops = ("sign", "verify", "encrypt", "decrypt")[: len(values)]
             if len(values) == 4:  # 3.2+: always ops/s
                 for op, value in zip(ops, values):
-                    _add_pk(state, family + str(bits), op, _figure(value, op), (family, bits, op), child)
+                    _add_pk(state, family + str(bits), op, figure(value, op), (family, bits, op), child)
             else:
                 state.pk_seconds_lines.append([family, family + str(bits), bits, values[:2], child])
         elif kind == 4 and len(fields) >= 4:
@@ -727,34 +682,34 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: State, child: int
         elif kind == 5 and len(fields) >= 4:
             index, bits = int(fields[0]), int(fields[1])
             name = curve_algorithm("ecdh", _curve_by_index(index, bits, _EC_CURVES))
-            first, second = _number(fields[2]), _number(fields[3])
+            first, second = number(fields[2]), number(fields[3])
             if first and second and first > 0 and second > 0 and (first < 1.0) != (second < 1.0):
                 state.mr_old_format = first < 1.0  # one figure is seconds/op, the other ops/s
             # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
             rate = fields[3] if _rate_is_second(first, second, state) else fields[2]
-            _add_pk(state, name, "op", _figure(rate, "op"), ("ecdh", bits, "op"), child)
-        elif kind == 6 and len(fields) == 7 and _is_number(fields[1]):
+            _add_pk(state, name, "op", figure(rate, "op"), ("ecdh", bits, "op"), child)
+        elif kind == 6 and len(fields) == 7 and is_number(fields[1]):
             # LibreSSL's ML-KEM: `+F6:bits:` then seconds/op and ops/s of keygen, encap, decap
             state.mr_old_format = True  # (LibreSSL keeps seconds/op everywhere)
             name = f"ml-kem-{int(fields[0])}"
             for op, value in zip(("keygen", "encaps", "decaps"), fields[2::2]):
-                _add_pk(state, name, op, _figure(value, op), (name, None, op), child)
+                _add_pk(state, name, op, figure(value, op), (name, None, op), child)
         elif kind in (6, 7) and len(fields) >= 5:
             state.mr_old_format = False  # EdDSA/SM2 lines exist from 1.1.1 on
             bits, curve = int(fields[1]), fields[2]
             family = "eddsa" if kind == 6 else "sm2"
             name = curve_algorithm(family, curve)
             for op, value in zip(("sign", "verify"), fields[3:5]):
-                _add_pk(state, name, op, _figure(value, op), (family, bits, op), child)
+                _add_pk(state, name, op, figure(value, op), (family, bits, op), child)
         elif kind == 8 and len(fields) >= 3:
             bits = int(fields[1])
-            _add_pk(state, f"ffdh{bits}", "op", _figure(fields[2], "op"), ("ffdh", bits, "op"), child)
+            _add_pk(state, f"ffdh{bits}", "op", figure(fields[2], "op"), ("ffdh", bits, "op"), child)
         elif kind in (9, 10) and len(fields) >= 4:
             # Named at the end (_name_kem_sig_rows): the index counts every KEM/signature the build knows
             table = "kem" if kind == 9 else "sig"
             index = int(fields[0])
             for op, value in zip(_KEM_SIG_OPS[table], fields[1:4]):
-                _add_pk(state, f"+F{kind}:{index}", op, _figure(value, op), (table, index, op), child)
+                _add_pk(state, f"+F{kind}:{index}", op, figure(value, op), (table, index, op), child)
         else:
             state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
     except ValueError:
@@ -800,10 +755,10 @@ def _old_pk_format(state: State) -> bool | None:
     return state.mr_old_format
 
 
-def _add_pk(state: State, algorithm: str, op: str, figure: tuple[float | None, str | None], key: tuple,
+def _add_pk(state: State, algorithm: str, op: str, read: tuple[float | None, str | None], key: tuple,
             child: int | None) -> None:
-    """One public-key figure: `figure` is (rate, None) or (None, why there is no rate), from _figure."""
-    value, error = figure
+    """One public-key figure: `read` is (rate, None) or (None, why there is no rate), from numbers.figure."""
+    value, error = read
     state.rows.append(Row(algorithm, algorithm, None, value, op, child, key, error, None, None))
 
 
@@ -816,7 +771,7 @@ def _read_mr_result(parts: list[str], state: State) -> None:
     name = ":".join(parts[2:-1])
     if name != pending[0] and name != "evp":
         return
-    count, secs = _int(parts[1]), _number(parts[-1].partition(" ")[0])
+    count, secs = int_or_none(parts[1]), number(parts[-1].partition(" ")[0])
     if count is not None and secs is not None:
         key = ("sym", canonical_algorithm(pending[0]), pending[1])
         state.progress_labels.setdefault(key[1], pending[0])
@@ -860,7 +815,7 @@ def _read_mr_pk_result(parts: list[str], state: State) -> None:
     """`+Rn:count:bits:seconds` (or `+Rn:count:bits:name:seconds`, `+Rn:count:name:seconds`)."""
     key = state.pending_dtp
     state.pending_dtp = None
-    count, secs = _int(parts[1]) if len(parts) > 1 else None, _number(parts[-1].partition(" ")[0])
+    count, secs = int_or_none(parts[1]) if len(parts) > 1 else None, number(parts[-1].partition(" ")[0])
     if key is None or count is None or secs is None:
         return
     if parts[0] in _KEM_SIG_RESULTS and len(parts) >= 4:  # 3.2+ KEM / signature: names in run order
@@ -880,11 +835,11 @@ def _read_child(line: str, state: State) -> None:
     """`Got: LINE from N`: a -multi child's `-mr` line, passed on by the parent. Without its
     ` from N` the line was cut (children's output interleaves on a busy terminal): not read."""
     _orphan(state)
-    body, _, number = line[len("Got: "):].rpartition(" from ")
-    if not number.strip().isdigit():
+    body, _, tail = line[len("Got: "):].rpartition(" from ")
+    if not tail.strip().isdigit():
         state.wrapped = ("got", line)  # cut, or wrapped: ` from N` may follow (see _continues_wrapped)
         return
-    child = int(number)
+    child = int(tail)
     state.children.add(child)
     body = body.strip()
     if body.startswith("+"):
@@ -921,7 +876,7 @@ def _read_progress_result(line: str, state: State) -> bool:
         return True
     match = _PROGRESS.search(line) if "size blocks" in line else None
     if match:
-        count, secs = int(match.group("count")), _number(match.group("secs"))
+        count, secs = int(match.group("count")), number(match.group("secs"))
         if secs is not None:
             key = ("sym", canonical_algorithm(match.group("name")), int(match.group("size")))
             state.progress_labels.setdefault(key[1], match.group("name"))
@@ -931,13 +886,13 @@ def _read_progress_result(line: str, state: State) -> bool:
     match = _PK_PROGRESS.search(line, start) if "bit" in line else None
     if match:
         pk_key = _pk_progress_key(match.group("what"), int(match.group("bits")))
-        secs = _number(match.group("secs"))
+        secs = number(match.group("secs"))
         if pk_key is not None and secs is not None:
             state.progress.setdefault(("pk",) + pk_key, []).append((int(match.group("count")), secs))
         return True
     match = _NAMED_PROGRESS.search(line, start)
     if match:
-        secs = _number(match.group("secs"))
+        secs = number(match.group("secs"))
         name = match.group("name")
         op = match.group("op")
         table = "sig" if " signature " in line else "kem"
@@ -963,7 +918,7 @@ def _read_sym_progress(line: str, state: State) -> bool:
             and (what[-2:] == "'s" or what[-4:] == " ops")):
         return False
     name = name[6:-4] if name.endswith(" ops") else name[6:]
-    value = _number(secs[:-1])
+    value = number(secs[:-1])
     if value is not None and name:
         key = ("sym", canonical_algorithm(name), int(size))
         state.progress_labels.setdefault(key[1], name)
@@ -1017,13 +972,13 @@ def _read_pk_rows(line: str, state: State) -> bool:
         for match in _RSA4.finditer(line):
             bits = int(match.group(1))
             for op, value in zip(("sign", "verify", "encrypt", "decrypt"), match.groups()[1:]):
-                _add_pk(state, f"rsa{bits}", op, _figure(value, op), ("rsa", bits, op), None)
+                _add_pk(state, f"rsa{bits}", op, figure(value, op), ("rsa", bits, op), None)
             found = True
         if not found:
             for match in _RSA_DSA.finditer(line):
                 family, bits = match.group(1), int(match.group(2))
                 for op, value in zip(("sign", "verify"), match.groups()[2:]):
-                    _add_pk(state, f"{family}{bits}", op, _figure(value, op), (family, bits, op), None)
+                    _add_pk(state, f"{family}{bits}", op, figure(value, op), (family, bits, op), None)
                 found = True
     if "(" in line:
         if "ecdsa" in lowered or "eddsa" in lowered or "sm2" in lowered:
@@ -1031,30 +986,30 @@ def _read_pk_rows(line: str, state: State) -> bool:
                 bits, family, curve = int(match.group(1)), match.group(2).lower(), match.group(3)
                 name = curve_algorithm(family, curve)
                 for op, value in zip(("sign", "verify"), match.groups()[3:]):
-                    _add_pk(state, name, op, _figure(value, op), (family, bits, op), None)
+                    _add_pk(state, name, op, figure(value, op), (family, bits, op), None)
                 found = True
         if "ecdh" in lowered:
             for match in _CURVE_OP.finditer(line):
                 bits, curve = int(match.group(1)), match.group(2)
-                _add_pk(state, curve_algorithm("ecdh", curve), "op", _figure(match.group(3), "op"),
+                _add_pk(state, curve_algorithm("ecdh", curve), "op", figure(match.group(3), "op"),
                         ("ecdh", bits, "op"), None)
                 found = True
     if "ffdh" in lowered:
         for match in _FFDH.finditer(line):
             bits = int(match.group(1))
-            _add_pk(state, f"ffdh{bits}", "op", _figure(match.group(2), "op"), ("ffdh", bits, "op"), None)
+            _add_pk(state, f"ffdh{bits}", "op", figure(match.group(2), "op"), ("ffdh", bits, "op"), None)
             found = True
     if line.startswith("mlkem"):  # LibreSSL: `mlkem 768 0.000083s 12100.0 …` (keygen, encap, decap)
         for match in _LIBRESSL_MLKEM_ROW.finditer(line):
             name = f"ml-kem-{match.group(1)}"
             for op, value in zip(("keygen", "encaps", "decaps"), match.groups()[1:]):
-                _add_pk(state, name, op, _figure(value, op), (name, None, op), None)
+                _add_pk(state, name, op, figure(value, op), (name, None, op), None)
             found = True
     if not found and state.pk_table:
         for match in _KEM_SIG_ROW.finditer(line):
             name = _kem_sig_name(match.group(1), state.pk_table)
             for op, value in zip(_KEM_SIG_OPS[state.pk_table], match.groups()[1:]):
-                _add_pk(state, name, op, _figure(value, op), (name, None, op), None)
+                _add_pk(state, name, op, figure(value, op), (name, None, op), None)
             found = True
     return found
 
@@ -1335,9 +1290,9 @@ def _resolve_pk_units(state: State) -> None:
     for family, name, bits, values, child in state.pk_seconds_lines:
         line_old = old
         if line_old is None:
-            first, second = _number(values[0]), _number(values[1]) if len(values) > 1 else None
+            first, second = number(values[0]), number(values[1]) if len(values) > 1 else None
             line_old = _guess_seconds(family, bits, first, second, state)
-        read = _figure_from_seconds if line_old else _figure
+        read = figure_from_seconds if line_old else figure
         for op, token in zip(("sign", "verify"), values):
             _add_pk(state, name, op, read(token, op), (family, bits, op), child)
 
@@ -1348,7 +1303,7 @@ def _multi_summary_format(lines: list) -> bool | None:
     groups: dict[tuple, tuple[list, list]] = {}
     for family, _name, bits, values, child in lines:
         parents, children = groups.setdefault((family, bits), ([], []))
-        first = _number(values[0])
+        first = number(values[0])
         if first and first > 0:
             (parents if child is None else children).append(first)
     for parents, children in groups.values():
@@ -1382,8 +1337,3 @@ def _version_tuple(version: str | None) -> tuple | None:
     return tuple(int(n) for n in numbers.groups()) if numbers else None
 
 
-def _int(text: str) -> int | None:
-    try:
-        return int(text.strip())
-    except ValueError:
-        return None
