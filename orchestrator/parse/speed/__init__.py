@@ -25,6 +25,7 @@ import re
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
+from orchestrator.parse.speed.lines import lines_of
 from orchestrator.parse.speed.numbers import INFINITY, NUM, figure, figure_from_seconds, int_or_none, is_number, number
 from orchestrator.parse.speed.state import ORPHAN, SIZES_1_0, SIZES_1_1, Row, State
 from orchestrator.validity import PARTIAL, PARTIAL_CHILDREN
@@ -36,19 +37,6 @@ _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()/._,+-]{0,39}")
 _ONE_ROW = re.compile(r"((?:(?!{v}\s)\S+\s+)+)({v}(?:\s+{v})*)".format(v=_VALUE_TOKEN.pattern), re.IGNORECASE)
 _VALUES_ONLY = re.compile(r"{v}(?:\s+{v})*".format(v=_VALUE_TOKEN.pattern), re.IGNORECASE)
 
-# Where a line must have started when newlines were lost (a web page copy).
-_ANCHORS = re.compile(
-    r"[ \t]*(?=Doing \S|\+DTP?:|\+R\d*:|Forked child |Got: |Unknown type '|Don't understand line |version: \d|built on:|options:"
-    r"|compiler: |CPUINFO: |platform: |The 'numbers' |(?<!Library: )OpenSSL \d|LibreSSL \d"
-    r"|type\s+\d+ bytes|sign\s+verify\s|op\s+op/s|keygen\s+(?:encaps|signs|keygen/s)\s)"
-    r"|(?<!Got: )(?<!type ')(?<!line ')(?=\+[FH]\d*:)"  # (not in `Unknown type '+F6:…' from child 0`)
-    r"|[ \t]*(?<![A-Za-z])(?=[rd]sa\s+\d+\s+bits|mlkem\s*\d+\s+-?[\d.]+s)"
-    r"|[ \t]*(?<![\d.])(?=\d+\s+bits?\s+(?:ecdsa|ecdh|EdDSA|SM2)\s+\(|\d+\s+bits\s+ffdh\s+[\d.]+s\s)"
-    r"|(?:(?<=verify/s)|(?<=op/s)|(?<=decr\./s)|(?<=decaps/s)|(?<=decap/s))[ \t]*"
-)
-# Throughput rows glued to the next line without a space: `30703.62kaes-256-gcm`.
-# (an ffdh row's "%8.1f" rate glued to the next row's bits: `3192.53072 bits ffdh`)
-_GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])|(\d\.\d)(?=\d{4,5}\s+bits\s+ffdh)")
 
 _HEADER = re.compile(r"type((?:\s+\d+ bytes)+)")
 _PROGRESS = re.compile(
@@ -147,7 +135,7 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
     """parse_speed, plus the lines that are not `openssl speed` output (where a console session's
     facts can be: the facts parsers then read those few lines, not the whole text again)."""
     state = State()
-    for line in _lines(text):
+    for line in lines_of(text):
         try:
             _read_line(line, state)
         except Exception as exc:  # a safety net: a malformed line must never lose the log
@@ -166,80 +154,13 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
 def parse_openssl_build(text: str) -> OpenSSLBuild:
     """The OpenSSL build described by `openssl version -a` output or the block `openssl speed` prints."""
     build = OpenSSLBuild()
-    for line in _lines(text):
+    for line in lines_of(text):
         _read_build_line(line, build)
     return build
 
 
 # ---------------------------------------------------------------------------------------------
 # lines
-
-
-def _lines(text: str) -> list[str]:
-    """Lines, with CR/CRLF handled and newlines that a copy lost put back."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    elif not isinstance(text, str):
-        text = str(text or "")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    if "\xa0" in text:  # a web page's no-break spaces
-        text = text.replace("\xa0", " ")
-    lines: list[str] = []
-    append = lines.append
-    for line in text.split("\n"):
-        line = line.strip()
-        if not line:
-            continue
-        first = line[0]
-        if first == ">":  # quoted in an e-mail or a forum post
-            while line.startswith(">"):
-                line = line[1:].lstrip()
-            if not line:
-                continue
-            first = line[0]
-        # Could newlines have been lost here? Plain string tests first, inline (a function call per line
-        # was a tenth of the parse); the anchor split only for the few suspects. A one-character test
-        # guards each longer one: it is a memchr, several times cheaper than a substring search or count.
-        if first == "+":
-            suspect = ("+" in line[1:] or (" " in line and ": " in line) or ("F" in line and "Forked" in line)
-                       or ("D" in line and "Doing" in line))
-        elif first == "G" and line.startswith("Got: "):
-            suspect = line.count("+") > 1 or line.count(": ") > 1 or "Forked" in line
-        elif first == "c" and line.startswith("compiler:"):
-            suspect = (": " in line[10:] or "+" in line or "Doing " in line or "The 'numbers'" in line
-                       or "type " in line)
-        else:  # (most lines hold no "+", no "/" and at most one ":")
-            suspect = (len(line) > 110 or (":" in line and line.count(": ") > 1)
-                       or ("t" in line and line.count("bits") > 2)
-                       or ("+" in line and ("+D" in line or "+R" in line or "+F" in line or "+H" in line))
-                       or ("/" in line and ("s/s" in line or "op/s" in line or "./s" in line)
-                           and not line.endswith("/s")))
-        if suspect and _holds_an_anchor(line):
-            line = _GLUED_ROW.sub(r"\1\2\3 ", line)
-            parts = _ANCHORS.split(line)
-            if len(parts) > 1:
-                for part in parts:
-                    part = part.strip()
-                    if part:
-                        append(part)
-                continue
-        append(line)
-    return lines
-
-
-def _holds_an_anchor(line: str) -> bool:
-    """A cheap test (plain substrings) before the costly anchor split."""
-    rest = line[1:]
-    return any(word in rest for word in _ANCHOR_WORDS) or _GLUED_ROW.search(line) is not None
-
-
-# Plain substrings at least one of which every _ANCHORS alternative contains.
-_ANCHOR_WORDS = ("Doing ", "+D", "+R", "+F", "+H", "Forked child", "Got: ", "Unknown type '", "Don't understand", "version:", "built on:", "options:",
-                 "compiler:", "CPUINFO:", "platform:", "The 'numbers'", "OpenSSL ", "LibreSSL ", " bytes",
-                 "verify", "op/s", "keygen", " bit", "decr./s", "decaps/s", "decap/s", "mlkem")
 
 
 def _read_line(line: str, state: State) -> None:
