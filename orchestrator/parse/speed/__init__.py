@@ -27,6 +27,14 @@ from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
 from orchestrator.parse.speed.lines import lines_of
 from orchestrator.parse.speed.numbers import INFINITY, NUM, figure, figure_from_seconds, int_or_none, is_number, number
+from orchestrator.parse.speed.pk import (
+    EC_CURVES,
+    KEM_SIG_OPS,
+    LIBRESSL_MLKEM_OPS,
+    add_pk,
+    curve_by_index,
+    kem_sig_name,
+)
 from orchestrator.parse.speed.state import ORPHAN, SIZES_1_0, SIZES_1_1, Row, State
 from orchestrator.validity import PARTIAL, PARTIAL_CHILDREN
 
@@ -71,16 +79,6 @@ _VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
 _ERROR_LINE = re.compile(r"speed: (?<!\wspeed: )|Error: bad option|is an unknown cipher or digest|Child exited with|"
                          r"Child terminated by signal|Unknown type '|error!$")
 
-# Elliptic curves in the order `openssl speed` numbers them (the `+F4`/`+F5` index):
-# (bits, curve); index 16+ differ: 1.0.x stops at 15, 1.1.0 has X25519 at 16, 1.1.1+ brainpool first.
-_EC_CURVES = [
-    (160, "secp160r1"), (192, "nistp192"), (224, "nistp224"), (256, "nistp256"), (384, "nistp384"),
-    (521, "nistp521"), (163, "nistk163"), (233, "nistk233"), (283, "nistk283"), (409, "nistk409"),
-    (571, "nistk571"), (163, "nistb163"), (233, "nistb233"), (283, "nistb283"), (409, "nistb409"),
-    (571, "nistb571"), (256, "brainpoolP256r1"), (256, "brainpoolP256t1"), (384, "brainpoolP384r1"),
-    (384, "brainpoolP384t1"), (512, "brainpoolP512r1"), (512, "brainpoolP512t1"), (253, "X25519"),
-    (448, "X448"),
-]
 
 # 1.x digests whose `-evp` label equals the built-in test's label: the table cannot tell them apart.
 # (3.x: `hmac(sha256)` is both the built-in test and what `-hmac sha256` prints.)
@@ -593,59 +591,48 @@ def _read_mr_pk(kind: int, parts: list[str], line: str, state: State, child: int
             ops = ("sign", "verify", "encrypt", "decrypt")[: len(values)]
             if len(values) == 4:  # 3.2+: always ops/s
                 for op, value in zip(ops, values):
-                    _add_pk(state, family + str(bits), op, figure(value, op), (family, bits, op), child)
+                    add_pk(state, family + str(bits), op, figure(value, op), (family, bits, op), child)
             else:
                 state.pk_seconds_lines.append([family, family + str(bits), bits, values[:2], child])
         elif kind == 4 and len(fields) >= 4:
             index, bits = int(fields[0]), int(fields[1])
-            name = curve_algorithm("ecdsa", _curve_by_index(index, bits, _EC_CURVES))
+            name = curve_algorithm("ecdsa", curve_by_index(index, bits, EC_CURVES))
             state.pk_seconds_lines.append(["ecdsa", name, bits, fields[2:4], child])
         elif kind == 5 and len(fields) >= 4:
             index, bits = int(fields[0]), int(fields[1])
-            name = curve_algorithm("ecdh", _curve_by_index(index, bits, _EC_CURVES))
+            name = curve_algorithm("ecdh", curve_by_index(index, bits, EC_CURVES))
             first, second = number(fields[2]), number(fields[3])
             if first and second and first > 0 and second > 0 and (first < 1.0) != (second < 1.0):
                 state.mr_old_format = first < 1.0  # one figure is seconds/op, the other ops/s
             # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
             rate = fields[3] if _rate_is_second(first, second, state) else fields[2]
-            _add_pk(state, name, "op", figure(rate, "op"), ("ecdh", bits, "op"), child)
+            add_pk(state, name, "op", figure(rate, "op"), ("ecdh", bits, "op"), child)
         elif kind == 6 and len(fields) == 7 and is_number(fields[1]):
             # LibreSSL's ML-KEM: `+F6:bits:` then seconds/op and ops/s of keygen, encap, decap
             state.mr_old_format = True  # (LibreSSL keeps seconds/op everywhere)
             name = f"ml-kem-{int(fields[0])}"
             for op, value in zip(("keygen", "encaps", "decaps"), fields[2::2]):
-                _add_pk(state, name, op, figure(value, op), (name, None, op), child)
+                add_pk(state, name, op, figure(value, op), (name, None, op), child)
         elif kind in (6, 7) and len(fields) >= 5:
             state.mr_old_format = False  # EdDSA/SM2 lines exist from 1.1.1 on
             bits, curve = int(fields[1]), fields[2]
             family = "eddsa" if kind == 6 else "sm2"
             name = curve_algorithm(family, curve)
             for op, value in zip(("sign", "verify"), fields[3:5]):
-                _add_pk(state, name, op, figure(value, op), (family, bits, op), child)
+                add_pk(state, name, op, figure(value, op), (family, bits, op), child)
         elif kind == 8 and len(fields) >= 3:
             bits = int(fields[1])
-            _add_pk(state, f"ffdh{bits}", "op", figure(fields[2], "op"), ("ffdh", bits, "op"), child)
+            add_pk(state, f"ffdh{bits}", "op", figure(fields[2], "op"), ("ffdh", bits, "op"), child)
         elif kind in (9, 10) and len(fields) >= 4:
             # Named at the end (_name_kem_sig_rows): the index counts every KEM/signature the build knows
             table = "kem" if kind == 9 else "sig"
             index = int(fields[0])
-            for op, value in zip(_KEM_SIG_OPS[table], fields[1:4]):
-                _add_pk(state, f"+F{kind}:{index}", op, figure(value, op), (table, index, op), child)
+            for op, value in zip(KEM_SIG_OPS[table], fields[1:4]):
+                add_pk(state, f"+F{kind}:{index}", op, figure(value, op), (table, index, op), child)
         else:
             state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
     except ValueError:
         state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
-
-
-def _curve_by_index(index: int, bits: int, table: list[tuple[int, str]]) -> str:
-    for curves in (table, _LIBRESSL_EC_CURVES):  # an index that does not fit OpenSSL's list is LibreSSL's
-        if 0 <= index < len(curves) and curves[index][0] == bits:
-            return curves[index][1]
-    matches = [curve for curve_bits, curve in table if curve_bits == bits]
-    return matches[0] if len(matches) == 1 else f"{bits}bits"
-
-
-_LIBRESSL_EC_CURVES = [(224, "nistp224"), (256, "nistp256"), (384, "nistp384"), (521, "nistp521")]
 
 
 def _rate_is_second(first: float | None, second: float | None, state: State) -> bool:
@@ -676,13 +663,6 @@ def _old_pk_format(state: State) -> bool | None:
     return state.mr_old_format
 
 
-def _add_pk(state: State, algorithm: str, op: str, read: tuple[float | None, str | None], key: tuple,
-            child: int | None) -> None:
-    """One public-key figure: `read` is (rate, None) or (None, why there is no rate), from numbers.figure."""
-    value, error = read
-    state.rows.append(Row(algorithm, algorithm, None, value, op, child, key, error, None, None))
-
-
 def _read_mr_result(parts: list[str], state: State) -> None:
     """`+R:count:name:seconds` after `+DT:name:tm:size`."""
     pending = state.pending_dt
@@ -708,7 +688,7 @@ def _dtp_key(fields: list[str]) -> tuple | None:
         op = fields[1].strip().lower()
         op = {"signs": "sign"}.get(op, op)
         name = canonical_algorithm(fields[0])
-        return (name, None, op) if name and op in _KEM_SIG_OPS["kem"] + _KEM_SIG_OPS["sig"] else None
+        return (name, None, op) if name and op in KEM_SIG_OPS["kem"] + KEM_SIG_OPS["sig"] else None
     return None
 
 
@@ -724,8 +704,8 @@ def _pk_family_op(family: str, what: str, bits: int) -> tuple | None:
         return (family, bits, "op")
     if family in ("ed25519", "ed448"):
         return ("eddsa", bits, what.rstrip("s") if what.startswith("sign") else what)
-    if family == "mlkem" and what in _LIBRESSL_MLKEM_OPS:  # LibreSSL: `+DTP:768:keygen:mlkem:10`
-        return (f"ml-kem-{bits}", None, _LIBRESSL_MLKEM_OPS[what])
+    if family == "mlkem" and what in LIBRESSL_MLKEM_OPS:  # LibreSSL: `+DTP:768:keygen:mlkem:10`
+        return (f"ml-kem-{bits}", None, LIBRESSL_MLKEM_OPS[what])
     return None
 
 
@@ -744,7 +724,7 @@ def _read_mr_pk_result(parts: list[str], state: State) -> None:
         names = state.kem_names if table == "kem" else state.sig_names
         if parts[2] not in names:
             names.append(parts[2])
-        key = (_kem_sig_name(parts[2], table), None, key[2])
+        key = (kem_sig_name(parts[2], table), None, key[2])
     state.progress.setdefault(("pk",) + key, []).append((count, secs))
 
 
@@ -821,7 +801,7 @@ def _read_progress_result(line: str, state: State) -> bool:
         if name not in names:
             names.append(name)
         if secs is not None:
-            named_key = ("pk", _kem_sig_name(name, table), None, op)
+            named_key = ("pk", kem_sig_name(name, table), None, op)
             state.progress.setdefault(named_key, []).append((int(match.group("count")), secs))
         return True
     return False
@@ -873,12 +853,9 @@ def _pk_progress_key(what: str, bits: int) -> tuple | None:
         return (family, bits, op)
     if words[0] in ("ECDH", "FFDH"):
         return (words[0].lower(), bits, "op")
-    if words[0] == "ML-KEM" and len(words) > 1 and words[1] in _LIBRESSL_MLKEM_OPS:  # LibreSSL
-        return (f"ml-kem-{bits}", None, _LIBRESSL_MLKEM_OPS[words[1]])
+    if words[0] == "ML-KEM" and len(words) > 1 and words[1] in LIBRESSL_MLKEM_OPS:  # LibreSSL
+        return (f"ml-kem-{bits}", None, LIBRESSL_MLKEM_OPS[words[1]])
     return None
-
-
-_LIBRESSL_MLKEM_OPS = {"keygen": "keygen", "encap": "encaps", "decap": "decaps"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -893,13 +870,13 @@ def _read_pk_rows(line: str, state: State) -> bool:
         for match in _RSA4.finditer(line):
             bits = int(match.group(1))
             for op, value in zip(("sign", "verify", "encrypt", "decrypt"), match.groups()[1:]):
-                _add_pk(state, f"rsa{bits}", op, figure(value, op), ("rsa", bits, op), None)
+                add_pk(state, f"rsa{bits}", op, figure(value, op), ("rsa", bits, op), None)
             found = True
         if not found:
             for match in _RSA_DSA.finditer(line):
                 family, bits = match.group(1), int(match.group(2))
                 for op, value in zip(("sign", "verify"), match.groups()[2:]):
-                    _add_pk(state, f"{family}{bits}", op, figure(value, op), (family, bits, op), None)
+                    add_pk(state, f"{family}{bits}", op, figure(value, op), (family, bits, op), None)
                 found = True
     if "(" in line:
         if "ecdsa" in lowered or "eddsa" in lowered or "sm2" in lowered:
@@ -907,43 +884,32 @@ def _read_pk_rows(line: str, state: State) -> bool:
                 bits, family, curve = int(match.group(1)), match.group(2).lower(), match.group(3)
                 name = curve_algorithm(family, curve)
                 for op, value in zip(("sign", "verify"), match.groups()[3:]):
-                    _add_pk(state, name, op, figure(value, op), (family, bits, op), None)
+                    add_pk(state, name, op, figure(value, op), (family, bits, op), None)
                 found = True
         if "ecdh" in lowered:
             for match in _CURVE_OP.finditer(line):
                 bits, curve = int(match.group(1)), match.group(2)
-                _add_pk(state, curve_algorithm("ecdh", curve), "op", figure(match.group(3), "op"),
+                add_pk(state, curve_algorithm("ecdh", curve), "op", figure(match.group(3), "op"),
                         ("ecdh", bits, "op"), None)
                 found = True
     if "ffdh" in lowered:
         for match in _FFDH.finditer(line):
             bits = int(match.group(1))
-            _add_pk(state, f"ffdh{bits}", "op", figure(match.group(2), "op"), ("ffdh", bits, "op"), None)
+            add_pk(state, f"ffdh{bits}", "op", figure(match.group(2), "op"), ("ffdh", bits, "op"), None)
             found = True
     if line.startswith("mlkem"):  # LibreSSL: `mlkem 768 0.000083s 12100.0 …` (keygen, encap, decap)
         for match in _LIBRESSL_MLKEM_ROW.finditer(line):
             name = f"ml-kem-{match.group(1)}"
             for op, value in zip(("keygen", "encaps", "decaps"), match.groups()[1:]):
-                _add_pk(state, name, op, figure(value, op), (name, None, op), None)
+                add_pk(state, name, op, figure(value, op), (name, None, op), None)
             found = True
     if not found and state.pk_table:
         for match in _KEM_SIG_ROW.finditer(line):
-            name = _kem_sig_name(match.group(1), state.pk_table)
-            for op, value in zip(_KEM_SIG_OPS[state.pk_table], match.groups()[1:]):
-                _add_pk(state, name, op, figure(value, op), (name, None, op), None)
+            name = kem_sig_name(match.group(1), state.pk_table)
+            for op, value in zip(KEM_SIG_OPS[state.pk_table], match.groups()[1:]):
+                add_pk(state, name, op, figure(value, op), (name, None, op), None)
             found = True
     return found
-
-
-_KEM_SIG_OPS = {"kem": ("keygen", "encaps", "decaps"), "sig": ("keygen", "sign", "verify")}
-# Names the classic tables also use: 3.5 runs `rsa2048` again through the generic KEM and
-# signature APIs, so those rows are told apart as `rsa2048-kem` / `rsa2048-sig`.
-_CLASSIC_PK = re.compile(r"(?:rsa|dsa|ffdh)\d+|ecdsa\S+|ecdh\S+|x25519|x448|ed25519|ed448|sm2")
-
-
-def _kem_sig_name(name: str, table: str) -> str:
-    canonical = canonical_algorithm(name)
-    return f"{canonical}-{table}" if _CLASSIC_PK.fullmatch(canonical) else canonical
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1070,7 +1036,7 @@ def _progress_algorithm(key: tuple, nth: int) -> str:
         return {253: "ed25519", 456: "ed448"}.get(bits, f"eddsa{bits}")
     if family == "sm2":
         return "sm2"
-    curves = [curve for curve_bits, curve in _EC_CURVES if curve_bits == bits]
+    curves = [curve for curve_bits, curve in EC_CURVES if curve_bits == bits]
     return curve_algorithm(family, curves[min(nth, len(curves) - 1)]) if curves else f"{family}{bits}bits"
 
 
@@ -1103,7 +1069,7 @@ def _name_kem_sig_rows(state: State) -> None:
             if name is None:
                 row.child = ORPHAN  # (not counted in the orphans' note: said above)
                 continue
-            row.algorithm = row.label = _kem_sig_name(name, table)
+            row.algorithm = row.label = kem_sig_name(name, table)
             row.pk_key = (row.algorithm, None, row.operation)
     state.rows = [row for row in state.rows if not row.label.startswith(("+F9:", "+F10:"))]
 
@@ -1215,7 +1181,7 @@ def _resolve_pk_units(state: State) -> None:
             line_old = _guess_seconds(family, bits, first, second, state)
         read = figure_from_seconds if line_old else figure
         for op, token in zip(("sign", "verify"), values):
-            _add_pk(state, name, op, read(token, op), (family, bits, op), child)
+            add_pk(state, name, op, read(token, op), (family, bits, op), child)
 
 
 def _multi_summary_format(lines: list) -> bool | None:
