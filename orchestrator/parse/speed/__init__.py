@@ -4,7 +4,7 @@ What is read (see tests/data/speed/README.md for a real or constructed sample of
 - human throughput tables (`type 16 bytes …` header, rows `%-13s` + ` %11.2fk` or plain bytes/s),
   including `-bytes N`, `-aead`, `-mb` and the headerless `-multi N` summary;
 - `-mr` lines: `+H`, `+F` (keyed on the name, never the index), `+F2`…`+F10` (seconds/op up to
-  1.1.0, ops/s from 1.1.1: see `_old_pk_format`), and the `Got: … from N` lines of `-multi` children;
+  1.1.0, ops/s from 1.1.1: see `old_pk_format`), and the `Got: … from N` lines of `-multi` children;
 - public-key tables: rsa/dsa (2 or 4 operations), ecdsa, ecdh, eddsa, sm2, ffdh, KEM and
   signature tables (3.5);
 - sbc-bench's per-cluster rows `aes-256-cbc … (Cortex-A53)` (and its summary's quoted copies): the
@@ -19,21 +19,28 @@ Nothing raises; what could not be read is described in `ParsedLog.skipped`.
 """
 from __future__ import annotations
 
-import functools
 import math
 import re
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
 from orchestrator.parse.speed.lines import lines_of
-from orchestrator.parse.speed.numbers import INFINITY, NUM, figure, figure_from_seconds, int_or_none, is_number, number
+from orchestrator.parse.speed.mr import read_child, read_mr
+from orchestrator.parse.speed.numbers import (
+    INFINITY,
+    NUM,
+    all_zero,
+    figure,
+    figure_from_seconds,
+    number,
+)
 from orchestrator.parse.speed.pk import (
     EC_CURVES,
     KEM_SIG_OPS,
-    LIBRESSL_MLKEM_OPS,
     add_pk,
-    curve_by_index,
     kem_sig_name,
+    old_pk_format,
+    version_tuple,
 )
 from orchestrator.parse.speed.progress import ERROR_LINE, continues_progress, read_error, read_progress
 from orchestrator.parse.speed.state import ORPHAN, SIZES_1_0, SIZES_1_1, Row, State
@@ -157,11 +164,11 @@ def _read_line(line: str, state: State) -> None:
     header_words, state.pk_header_words = state.pk_header_words, None
     first = line[0]  # dispatch on the first character before any prefix test (speed)
     if first == "+":
-        _read_mr(line, state, child=None)
+        read_mr(line, state, child=None)
     elif first == "D" and line.startswith("Doing "):
         read_progress(line, state)
     elif first == "G" and line.startswith("Got:"):
-        _read_child(line, state)
+        read_child(line, state)
     elif first == "F" and line.startswith("Forked child"):
         child = line[len("Forked child"):].strip()
         if child.isdigit():
@@ -439,7 +446,7 @@ def _add_row(label: str, values: list[str], state: State, core: str | None = Non
         state.skipped.append(f"row {label!r} has {len(values)} values for {len(sizes)} block sizes: skipped")
         return True
     algorithm = canonical_algorithm(label)
-    unsupported = _all_zero(values) if values[0][0] == "0" else None
+    unsupported = all_zero(values) if values[0][0] == "0" else None
     rows = state.rows
     for size, token in zip(sizes, values):
         if unsupported:
@@ -455,13 +462,6 @@ def _add_row(label: str, values: list[str], state: State, core: str | None = Non
     return True
 
 
-def _all_zero(values: list[str]) -> str | None:
-    """A full `openssl speed` run prints 0.00 in every column for what the build left out (md2, idea …)."""
-    if all(v.strip().rstrip("kK") in ("0.00", "0", "0.0") for v in values):
-        return "not in this OpenSSL build (openssl printed 0.00 for every block size)"
-    return None
-
-
 def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
     """`12630.54k` -> 12630540.0 (the decimal ×1000, rounded once), `9999.50` -> 9999.5; a figure
     that is not a rate (0, negative, inf, nan) -> None and why."""
@@ -473,263 +473,8 @@ def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
 # -mr lines
 
 
-def _read_mr(line: str, state: State, child: int | None) -> None:
-    if child is None and " from " in line:
-        head, _, tail = line.rpartition(" from ")
-        if tail.strip().isdigit():  # a child's line that lost its `Got: ` (a busy terminal)
-            _orphan(state)
-            child = int(tail)
-            state.children.add(child)
-            line = head.rstrip()
-    if child is None:  # the parent's line, unless a child's `Got:` line comes after it (see _orphan)
-        rows, pk_lines = len(state.rows), len(state.pk_seconds_lines)
-        _read_mr_line(line, state, None)
-        if len(state.rows) > rows or len(state.pk_seconds_lines) > pk_lines:
-            state.bare += state.rows[rows:] + state.pk_seconds_lines[pk_lines:]
-        elif line.startswith("+H:"):
-            state.bare.append("+H")
-    else:
-        _read_mr_line(line, state, child)
-
-
-def _orphan(state: State) -> None:
-    """A child's output follows: the `-mr` figures read since the last `Got:` line were not the
-    parent's summary (openssl prints it after every child's) but pieces of children's lines."""
-    for item in state.bare:
-        if isinstance(item, Row):
-            item.child = ORPHAN
-        elif isinstance(item, list):
-            item[4] = ORPHAN
-        else:  # "+H": the sizes came from a child's line too
-            state.sizes = None
-        state.orphans += 1
-    state.bare = []
-
-
-def _read_mr_line(line: str, state: State, child: int | None) -> None:
-    parts = line.split(":")
-    tag = parts[0]
-    if tag == "+DT":  # the progress pair +DT/+R first: most -mr lines are those
-        if len(parts) >= 4 and parts[-1].isdigit():
-            state.pending_dt = (":".join(parts[1:-2]), int(parts[-1]))
-    elif tag == "+R" and len(parts) >= 4:
-        _read_mr_result(parts, state)
-    elif tag == "+H":
-        sizes = tuple(int(p) for p in parts[1:] if p.strip().isdigit())
-        if child is None:
-            state.sizes = sizes
-        else:
-            state.child_sizes[child] = sizes
-    elif tag == "+F":
-        _read_mr_throughput(parts, line, state, child)
-    elif tag.startswith("+F") and tag[2:].isdigit():
-        _read_mr_pk(int(tag[2:]), parts, line, state, child)
-    elif tag == "+DTP":
-        state.pending_dtp = _dtp_key(parts[1:])
-    elif tag.startswith("+R") and tag[2:].isdigit():
-        _read_mr_pk_result(parts, state)
-    elif tag in ("+DN", "+DNP"):
-        pass
-    else:
-        state.skipped.append(f"unknown machine-readable line {line[:60]!r}")
-
-
-def _read_mr_throughput(parts: list[str], line: str, state: State, child: int | None) -> None:
-    if len(parts) < 4:
-        state.skipped.append(f"short +F line {line[:60]!r}")
-        return
-    label = parts[2]
-    values = parts[3:]
-    sizes = _sizes_for(len(values), state.child_sizes.get(child) if child is not None else state.sizes, state)
-    if sizes is None:
-        state.skipped.append(f"+F line for {label!r} has {len(values)} values and no matching +H: skipped")
-        return
-    algorithm = canonical_algorithm(label)
-    if not algorithm or not all(map(is_number, values)):  # openssl prints numbers only: a cut or mixed line
-        state.skipped.append(f"unreadable +F line {line[:60]!r}: skipped")
-        return
-    unsupported = _all_zero(values)
-    for size, token in zip(sizes, values):
-        number, error = (None, None) if unsupported else figure(token, None)  # (float() ignores white space)
-        state.rows.append(Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
-
-
-def _sizes_for(count: int, own: tuple[int, ...] | None, state: State) -> tuple[int, ...] | None:
-    """The block sizes of a line of `count` figures: its own `+H`, else a child's (the parent of
-    `-mr -multi` prints none), else openssl's defaults for that count."""
-    if own is not None and len(own) == count:
-        return own
-    for sizes in state.child_sizes.values():
-        if len(sizes) == count:
-            return sizes
-    return {5: SIZES_1_0, 6: SIZES_1_1}.get(count)
-
-
-def _read_mr_pk(kind: int, parts: list[str], line: str, state: State, child: int | None) -> None:
-    """+F2 rsa, +F3 dsa, +F4 ecdsa, +F5 ecdh, +F6 eddsa, +F7 sm2, +F8 ffdh, +F9 kem, +F10 sig."""
-    fields = [p.strip() for p in parts[1:]]
-    try:
-        if kind in (2, 3) and len(fields) >= 4:
-            family = "rsa" if kind == 2 else "dsa"
-            bits = int(fields[1])
-            values = fields[2:]
-            ops = ("sign", "verify", "encrypt", "decrypt")[: len(values)]
-            if len(values) == 4:  # 3.2+: always ops/s
-                for op, value in zip(ops, values):
-                    add_pk(state, family + str(bits), op, figure(value, op), (family, bits, op), child)
-            else:
-                state.pk_seconds_lines.append([family, family + str(bits), bits, values[:2], child])
-        elif kind == 4 and len(fields) >= 4:
-            index, bits = int(fields[0]), int(fields[1])
-            name = curve_algorithm("ecdsa", curve_by_index(index, bits, EC_CURVES))
-            state.pk_seconds_lines.append(["ecdsa", name, bits, fields[2:4], child])
-        elif kind == 5 and len(fields) >= 4:
-            index, bits = int(fields[0]), int(fields[1])
-            name = curve_algorithm("ecdh", curve_by_index(index, bits, EC_CURVES))
-            first, second = number(fields[2]), number(fields[3])
-            if first and second and first > 0 and second > 0 and (first < 1.0) != (second < 1.0):
-                state.mr_old_format = first < 1.0  # one figure is seconds/op, the other ops/s
-            # Up to 1.1.0: seconds/op then ops/s; from 1.1.1: ops/s then seconds/op.
-            rate = fields[3] if _rate_is_second(first, second, state) else fields[2]
-            add_pk(state, name, "op", figure(rate, "op"), ("ecdh", bits, "op"), child)
-        elif kind == 6 and len(fields) == 7 and is_number(fields[1]):
-            # LibreSSL's ML-KEM: `+F6:bits:` then seconds/op and ops/s of keygen, encap, decap
-            state.mr_old_format = True  # (LibreSSL keeps seconds/op everywhere)
-            name = f"ml-kem-{int(fields[0])}"
-            for op, value in zip(("keygen", "encaps", "decaps"), fields[2::2]):
-                add_pk(state, name, op, figure(value, op), (name, None, op), child)
-        elif kind in (6, 7) and len(fields) >= 5:
-            state.mr_old_format = False  # EdDSA/SM2 lines exist from 1.1.1 on
-            bits, curve = int(fields[1]), fields[2]
-            family = "eddsa" if kind == 6 else "sm2"
-            name = curve_algorithm(family, curve)
-            for op, value in zip(("sign", "verify"), fields[3:5]):
-                add_pk(state, name, op, figure(value, op), (family, bits, op), child)
-        elif kind == 8 and len(fields) >= 3:
-            bits = int(fields[1])
-            add_pk(state, f"ffdh{bits}", "op", figure(fields[2], "op"), ("ffdh", bits, "op"), child)
-        elif kind in (9, 10) and len(fields) >= 4:
-            # Named at the end (_name_kem_sig_rows): the index counts every KEM/signature the build knows
-            table = "kem" if kind == 9 else "sig"
-            index = int(fields[0])
-            for op, value in zip(KEM_SIG_OPS[table], fields[1:4]):
-                add_pk(state, f"+F{kind}:{index}", op, figure(value, op), (table, index, op), child)
-        else:
-            state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
-    except ValueError:
-        state.skipped.append(f"unreadable machine-readable line {line[:60]!r}")
-
-
-def _rate_is_second(first: float | None, second: float | None, state: State) -> bool:
-    """Which figure of an ECDH `+F5` line is the rate (the other is seconds/op)."""
-    old = _old_pk_format(state)
-    if old is None:  # unknown version: seconds/op of ECDH is (far) below 1, ops/s above
-        if first is None or second is None:
-            return first is None
-        return second > first
-    return old
-
-
-def _old_pk_format(state: State) -> bool | None:
-    """True for ≤1.1.0 (`+F2..+F5` in seconds/op), False for 1.1.1+, None when unknown.
-
-    apps/speed.c: up to 1.1.0 the results are `d / count` (seconds/op), +F5 prints `seconds:ops/s`,
-    and `-multi` combines the children as `1 / (1/a + 1/b)`; from 1.1.1 they are `count / d` (ops/s),
-    +F5 prints `ops/s:seconds` and `-multi` sums the children, in `-mr` and human output alike.
-    `-mr` output has no version block (3.x, 1.1.x): then the lines themselves decide.
-    """
-    if state.build.version and state.build.version.startswith("LibreSSL"):
-        return True  # LibreSSL's speed.c kept 1.0.x's seconds/op
-    version = _version_tuple(state.build.version)
-    if version is not None:
-        return version < (1, 1, 1)
-    if state.ops_format:
-        return False
-    return state.mr_old_format
-
-
-def _read_mr_result(parts: list[str], state: State) -> None:
-    """`+R:count:name:seconds` after `+DT:name:tm:size`."""
-    pending = state.pending_dt
-    state.pending_dt = None
-    if pending is None:
-        return
-    name = ":".join(parts[2:-1])
-    if name != pending[0] and name != "evp":
-        return
-    count, secs = int_or_none(parts[1]), number(parts[-1].partition(" ")[0])
-    if count is not None and secs is not None:
-        key = ("sym", canonical_algorithm(pending[0]), pending[1])
-        state.progress_labels.setdefault(key[1], pending[0])
-        state.progress.setdefault(key, []).append((count, secs))
-
-
-def _dtp_key(fields: list[str]) -> tuple | None:
-    """`+DTP:bits:str:str2:tm` (or 3.5 `+DTP:name:op:tm`) -> (family, bits, op)."""
-    if len(fields) >= 4 and fields[0].isdigit():
-        bits, what, family = int(fields[0]), fields[1].strip().lower(), fields[2].strip().lower()
-        return _pk_family_op(family, what, bits)
-    if len(fields) >= 3:
-        op = fields[1].strip().lower()
-        op = {"signs": "sign"}.get(op, op)
-        name = canonical_algorithm(fields[0])
-        return (name, None, op) if name and op in KEM_SIG_OPS["kem"] + KEM_SIG_OPS["sig"] else None
-    return None
-
-
-def _pk_family_op(family: str, what: str, bits: int) -> tuple | None:
-    if family == "rsa":
-        return ("rsa", bits, "sign" if what == "private" else "verify")
-    if family.startswith("rsa "):
-        return ("rsa", bits, family.split()[1])
-    if family in ("dsa", "ecdsa", "sm2", "curvesm2"):
-        family = "sm2" if family == "curvesm2" else family
-        return (family, bits, what.rstrip("s") if what.startswith("sign") else what)
-    if family in ("ecdh", "ffdh"):
-        return (family, bits, "op")
-    if family in ("ed25519", "ed448"):
-        return ("eddsa", bits, what.rstrip("s") if what.startswith("sign") else what)
-    if family == "mlkem" and what in LIBRESSL_MLKEM_OPS:  # LibreSSL: `+DTP:768:keygen:mlkem:10`
-        return (f"ml-kem-{bits}", None, LIBRESSL_MLKEM_OPS[what])
-    return None
-
-
-_KEM_SIG_RESULTS = ("+R15", "+R16", "+R17", "+R18", "+R19", "+R20")
-
-
-def _read_mr_pk_result(parts: list[str], state: State) -> None:
-    """`+Rn:count:bits:seconds` (or `+Rn:count:bits:name:seconds`, `+Rn:count:name:seconds`)."""
-    key = state.pending_dtp
-    state.pending_dtp = None
-    count, secs = int_or_none(parts[1]) if len(parts) > 1 else None, number(parts[-1].partition(" ")[0])
-    if key is None or count is None or secs is None:
-        return
-    if parts[0] in _KEM_SIG_RESULTS and len(parts) >= 4:  # 3.2+ KEM / signature: names in run order
-        table = "kem" if parts[0] in ("+R15", "+R16", "+R17") else "sig"
-        names = state.kem_names if table == "kem" else state.sig_names
-        if parts[2] not in names:
-            names.append(parts[2])
-        key = (kem_sig_name(parts[2], table), None, key[2])
-    state.progress.setdefault(("pk",) + key, []).append((count, secs))
-
-
 # ---------------------------------------------------------------------------------------------
 # -multi children
-
-
-def _read_child(line: str, state: State) -> None:
-    """`Got: LINE from N`: a -multi child's `-mr` line, passed on by the parent. Without its
-    ` from N` the line was cut (children's output interleaves on a busy terminal): not read."""
-    _orphan(state)
-    body, _, tail = line[len("Got: "):].rpartition(" from ")
-    if not tail.strip().isdigit():
-        state.wrapped = ("got", line)  # cut, or wrapped: ` from N` may follow (see _continues_wrapped)
-        return
-    child = int(tail)
-    state.children.add(child)
-    body = body.strip()
-    if body.startswith("+"):
-        _read_mr(body, state, child=child)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -805,7 +550,7 @@ def _finish(state: State, *, threads: int | None, api: str | None, algorithm: st
     _resolve_evp_rows(state, algorithm or hints.get("algorithm"))
     rows = _choose_rows(state, threads)
     version = state.build.version
-    major = _version_tuple(version)
+    major = version_tuple(version)
     if major is None and state.ops_format:
         major = (3, 2, 0)
     # The `api` argument describes the cell's algorithm; other rows in the same log keep the rule.
@@ -1049,7 +794,7 @@ def _resolve_pk_units(state: State) -> None:
     """+F2/+F3/+F4 print seconds/op up to 1.1.0 and ops/s from 1.1.1: decide, then add them."""
     if not state.pk_seconds_lines:
         return
-    old = _old_pk_format(state)
+    old = old_pk_format(state)
     if old is None:
         old = _multi_summary_format(state.pk_seconds_lines)
     for family, name, bits, values, child in state.pk_seconds_lines:
@@ -1092,13 +837,5 @@ def _guess_seconds(family: str, bits: int, sign: float | None, verify: float | N
         return sign > verify  # signing is the slow one: the larger figure is seconds
     values = [v for v in (sign, verify) if v]
     return bool(values) and max(values) < 1.0
-
-
-@functools.lru_cache(maxsize=64)  # a handful of version strings, asked once per log
-def _version_tuple(version: str | None) -> tuple | None:
-    if not version or version.startswith("LibreSSL"):
-        return None
-    numbers = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
-    return tuple(int(n) for n in numbers.groups()) if numbers else None
 
 

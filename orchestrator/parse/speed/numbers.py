@@ -52,3 +52,10 @@ def int_or_none(text: str) -> int | None:
         return int(text.strip())
     except ValueError:
         return None
+
+
+def all_zero(values: list[str]) -> str | None:
+    """A full `openssl speed` run prints 0.00 in every column for what the build left out (md2, idea …)."""
+    if all(v.strip().rstrip("kK") in ("0.00", "0", "0.0") for v in values):
+        return "not in this OpenSSL build (openssl printed 0.00 for every block size)"
+    return None

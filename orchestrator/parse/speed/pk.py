@@ -5,6 +5,7 @@ tests - so that a table row, an `-mr` line and a progress line of the same test 
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from orchestrator.parse.names import canonical_algorithm
@@ -48,3 +49,29 @@ def add_pk(state: State, algorithm: str, op: str, read: tuple[float | None, str 
     """One public-key figure: `read` is (rate, None) or (None, why there is no rate), from numbers.figure."""
     value, error = read
     state.rows.append(Row(algorithm, algorithm, None, value, op, child, key, error, None, None))
+
+
+@functools.lru_cache(maxsize=64)  # a handful of version strings, asked once per log
+def version_tuple(version: str | None) -> tuple | None:
+    if not version or version.startswith("LibreSSL"):
+        return None
+    numbers = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    return tuple(int(n) for n in numbers.groups()) if numbers else None
+
+
+def old_pk_format(state: State) -> bool | None:
+    """True for ≤1.1.0 (`+F2..+F5` in seconds/op), False for 1.1.1+, None when unknown.
+
+    apps/speed.c: up to 1.1.0 the results are `d / count` (seconds/op), +F5 prints `seconds:ops/s`,
+    and `-multi` combines the children as `1 / (1/a + 1/b)`; from 1.1.1 they are `count / d` (ops/s),
+    +F5 prints `ops/s:seconds` and `-multi` sums the children, in `-mr` and human output alike.
+    `-mr` output has no version block (3.x, 1.1.x): then the lines themselves decide.
+    """
+    if state.build.version and state.build.version.startswith("LibreSSL"):
+        return True  # LibreSSL's speed.c kept 1.0.x's seconds/op
+    version = version_tuple(state.build.version)
+    if version is not None:
+        return version < (1, 1, 1)
+    if state.ops_format:
+        return False
+    return state.mr_old_format
