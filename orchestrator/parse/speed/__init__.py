@@ -24,6 +24,7 @@ import re
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
+from orchestrator.parse.speed.build import BUILD_FIRST, BUILD_PREFIXES, read_build_line
 from orchestrator.parse.speed.lines import lines_of
 from orchestrator.parse.speed.mr import read_child, read_mr
 from orchestrator.parse.speed.numbers import (
@@ -70,9 +71,6 @@ _CURVE_OP = re.compile(rf"(\d+)\s+bits?\s+ecdh\s+\(([^)\s]+)\)\s+{NUM}s\s+({NUM}
 _FFDH = re.compile(rf"(\d+)\s+bits?\s+ffdh\s+{NUM}s\s+({NUM})", re.IGNORECASE)
 _KEM_SIG_ROW = re.compile(rf"(\S+)\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+({NUM})\s+({NUM})\s+({NUM})")
 _LIBRESSL_MLKEM_ROW = re.compile(rf"mlkem\s*(\d+)\s+{NUM}s\s+({NUM})\s+{NUM}s\s+({NUM})\s+{NUM}s\s+({NUM})")
-_OPENSSL_VERSION = re.compile(r"OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)")
-_LIBRESSL_VERSION = re.compile(r"LibreSSL\s+(\d+\.\d+\.\d+)")
-_VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
 
 
 # 1.x digests whose `-evp` label equals the built-in test's label: the table cannot tell them apart.
@@ -148,7 +146,7 @@ def parse_openssl_build(text: str) -> OpenSSLBuild:
     """The OpenSSL build described by `openssl version -a` output or the block `openssl speed` prints."""
     build = OpenSSLBuild()
     for line in lines_of(text):
-        _read_build_line(line, build)
+        read_build_line(line, build)
     return build
 
 
@@ -173,10 +171,10 @@ def _read_line(line: str, state: State) -> None:
         child = line[len("Forked child"):].strip()
         if child.isdigit():
             state.forked.add(int(child))
-    elif first in "OLvbocpC" and line.startswith(_BUILD_PREFIXES):
+    elif first in BUILD_FIRST and line.startswith(BUILD_PREFIXES):
         if line[-1] in "kK":  # (a glued -multi summary row ends with a `k` value)
             line = _split_trailing_row(line, state)
-        _read_build_line(line, state.build)
+        read_build_line(line, state.build)
         state.seen_block = True
     elif first == "t" and line.startswith("type") and _HEADER.match(line):
         _read_header(line, state)
@@ -226,39 +224,8 @@ def _split_trailing_row(line: str, state: State) -> str:
     return " ".join(tokens[:-n - width])
 
 
-_BUILD_PREFIXES = ("OpenSSL ", "LibreSSL ", "version:", "built on:", "options:", "compiler:", "platform:",
-                   "CPUINFO:")
-
-
 def _ignore(line: str, state: State) -> None:
     state.ignored.append(line)
-
-
-def _read_build_line(line: str, build: OpenSSLBuild) -> None:
-    if line.startswith("OpenSSL ") or line.startswith("LibreSSL "):
-        match = _OPENSSL_VERSION.match(line) or _LIBRESSL_VERSION.match(line)
-        if match and build.version is None:
-            build.version = match.group(1) if line[0] == "O" else "LibreSSL " + match.group(1)
-            build.version_line = line
-    elif line.startswith("version:"):
-        match = _VERSION_LINE.match(line)
-        if match:
-            build.version = match.group(1)
-            build.version_line = build.version_line or line
-    elif line.startswith("built on:"):
-        value = line
-        while value.startswith("built on:"):  # 3.0.0 prints "built on: built on: …"
-            value = value[len("built on:"):].strip()
-        if value:
-            build.built_on = value
-    elif line.startswith("options:"):
-        build.options = line[len("options:"):].strip() or build.options
-    elif line.startswith("compiler:"):
-        build.compiler = line[len("compiler:"):].strip() or build.compiler
-    elif line.startswith("platform:"):
-        build.platform = line[len("platform:"):].strip() or build.platform
-    elif line.startswith("CPUINFO:"):
-        build.cpuinfo = line[len("CPUINFO:"):].strip() or build.cpuinfo
 
 
 def _read_header(line: str, state: State) -> None:
