@@ -20,23 +20,21 @@ Nothing raises; what could not be read is described in `ParsedLog.skipped`.
 from __future__ import annotations
 
 import math
-import re
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm, speed_command_hints
 from orchestrator.parse.speed.build import BUILD_FIRST, BUILD_PREFIXES, read_build_line
 from orchestrator.parse.speed.lines import lines_of
 from orchestrator.parse.speed.mr import read_child, read_mr
-from orchestrator.parse.speed.numbers import NUM, figure, figure_from_seconds, number
+from orchestrator.parse.speed.numbers import figure, figure_from_seconds, number
 from orchestrator.parse.speed.pk import EC_CURVES, add_pk, kem_sig_name, old_pk_format, version_tuple
 from orchestrator.parse.speed.progress import ERROR_LINE, continues_progress, read_error, read_progress
 from orchestrator.parse.speed.state import ORPHAN, Row, State
+from orchestrator.parse.speed.wrapped import flush_wrapped_row, join_wrapped, keep_pk_row_start
 from orchestrator.parse.speed.tables import (
     HEADER,
-    HEADER_MORE,
     PK_HEADER_FIRST,
     ROW_END,
-    add_row,
     is_pk_header,
     read_header,
     read_labelled_row,
@@ -107,7 +105,7 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
         except Exception as exc:  # a safety net: a malformed line must never lose the log
             state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")
     if state.wrapped is not None and state.wrapped[0] == "row":
-        _flush_wrapped_row(state)
+        flush_wrapped_row(state)
     elif state.wrapped is not None and state.wrapped[0] == "got":
         state.orphans += 1
     try:
@@ -132,8 +130,10 @@ def parse_openssl_build(text: str) -> OpenSSLBuild:
 def _read_line(line: str, state: State) -> None:
     if state.pending_progress is not None and continues_progress(line, state):
         return
-    if state.wrapped is not None and _continues_wrapped(line, state):
-        return
+    if state.wrapped is not None:
+        line = join_wrapped(line, state)
+        if line is None:
+            return
     header_words, state.pk_header_words = state.pk_header_words, None
     first = line[0]  # dispatch on the first character before any prefix test (speed)
     if first == "+":
@@ -158,11 +158,7 @@ def _read_line(line: str, state: State) -> None:
     elif first in PK_HEADER_FIRST and is_pk_header(line):
         read_pk_header(line, header_words, state)
     elif first.isdigit() or line[:3] in ("rsa", "dsa", "mlk") or state.pk_table:
-        if read_pk_rows(line, state):
-            pass
-        elif _PK_ROW_START.match(line) or (state.pk_table and _KEM_SIG_ROW_START.match(line)):
-            state.wrapped = ("pk", line)  # the start of a row whose last figures wrapped to the next line
-        elif not read_rows(line, state):
+        if not read_pk_rows(line, state) and not keep_pk_row_start(line, state) and not read_rows(line, state):
             _ignore(line, state)
     elif "speed" in line and "openssl" in line:
         hints = speed_command_hints(line)
@@ -182,54 +178,6 @@ def _read_line(line: str, state: State) -> None:
 
 def _ignore(line: str, state: State) -> None:
     state.ignored.append(line)
-
-
-# ---------------------------------------------------------------------------------------------
-# hard-wrapped lines (mail clients and forums wrap at 72-80 columns)
-
-# The rest of a row that a mail client wrapped: figures only (`56789.01k`, `0.000013s`, `-0.1`).
-_FIGURES_ONLY = re.compile(r"{v}[ks]?(?:\s+{v}[ks]?)*".format(v=NUM), re.IGNORECASE)
-# The start of a public-key row (its regex in read_pk_rows did not match: figures may be missing).
-_PK_ROW_START = re.compile(r"(?:[rd]sa\s+\d+\s+bits?|\d+\s+bits?\s+(?:ecdsa|ecdh|eddsa|sm2)\s+\(|\d+\s+bits?\s+ffdh"
-                           r"|mlkem\s*\d+)\s+-?[\d.]+s?(?:\s+-?[\d.]+s?)*\s*$", re.IGNORECASE)
-
-
-_FROM_CHILD = re.compile(r"from \d+")
-_KEM_SIG_ROW_START = re.compile(r"\S+(?:\s+-?[\d.]+s)+(?:\s+-?[\d.]+)*\s*$")
-
-
-def _flush_wrapped_row(state: State) -> None:
-    """A row that waited for wrapped figures that never came: read as it is."""
-    label, values, core, by_count = state.wrapped_row
-    add_row(label, values, state, core, by_count, final=True)
-
-
-def _continues_wrapped(line: str, state: State) -> bool:
-    """Joins a line that continues the last one (a header's sizes, a row's figures); True if it did."""
-    kind, start = state.wrapped
-    state.wrapped = None
-    if kind == "got":  # `Got:` / `+F:…` / `from N`: a child's line wrapped at its spaces
-        if _FROM_CHILD.fullmatch(line) or (start == "Got:" and line[0] == "+"):
-            _read_line(start + " " + line, state)
-            return True
-        state.orphans += 1
-        return False
-    if kind == "header":
-        if HEADER_MORE.fullmatch(line):
-            read_header(start + " " + line, state)
-            return True
-        return False
-    if not _FIGURES_ONLY.fullmatch(line):
-        if kind == "row":
-            _flush_wrapped_row(state)
-        return False
-    joined = start + " " + line
-    if kind == "row":
-        label, values, core, by_count = state.wrapped_row
-        add_row(label, values + line.split(), state, core, by_count)
-    elif not read_pk_rows(joined, state):
-        state.wrapped = ("pk", joined)
-    return True
 
 
 # ---------------------------------------------------------------------------------------------
