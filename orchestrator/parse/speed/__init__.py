@@ -1,18 +1,18 @@
 """Read `openssl speed` output of any OpenSSL version (1.0.x … 3.5, LibreSSL) into records.
 
-What is read (see tests/data/speed/README.md for a real or constructed sample of each):
-- human throughput tables (`type 16 bytes …` header, rows `%-13s` + ` %11.2fk` or plain bytes/s),
-  including `-bytes N`, `-aead`, `-mb` and the headerless `-multi N` summary;
-- `-mr` lines: `+H`, `+F` (keyed on the name, never the index), `+F2`…`+F10` (seconds/op up to
-  1.1.0, ops/s from 1.1.1: see `old_pk_format`), and the `Got: … from N` lines of `-multi` children;
-- public-key tables: rsa/dsa (2 or 4 operations), ecdsa, ecdh, eddsa, sm2, ffdh, KEM and
-  signature tables (3.5);
-- sbc-bench's per-cluster rows `aes-256-cbc … (Cortex-A53)` (and its summary's quoted copies): the
-  core goes to `Measurement.cpu`, as for a cell sslbench itself pinned to one cluster;
-- progress lines (`Doing …: N X's in Ts`, `… ops in Ts`, `+DT`/`+R`, `+DTP`/`+Rn`), whose
-  count and CPU seconds are attached to the matching record;
-- the version block (`OpenSSL 1.0.2u …`, `version: 3.0.19`, `built on:`, `options:`,
-  `compiler:`, `platform:`, `CPUINFO:`).
+What is read (see tests/data/speed/README.md for a real or constructed sample of each), and where:
+- lines.py: the lines, normalised (CRLF, quoting, newlines a copy lost put back);
+- build.py: the version block (`OpenSSL 1.0.2u …`, `version: 3.0.19`, `built on:`, `options:` …);
+- tables.py: human tables: throughput (`type 16 bytes …`, `-bytes N`, `-aead`, the headerless `-multi N`
+  summary, sbc-bench's per-cluster rows) and public-key (RSA 2/4 operations, DSA, ECDSA, ECDH, EdDSA, SM2,
+  FFDH, 3.2+ KEM and signature tables, LibreSSL's ML-KEM table);
+- wrapped.py: table and `Got:` lines hard-wrapped by a mail client;
+- mr.py: `-mr` lines (`+H`, `+F`, `+F2`…`+F10`, `+DT`/`+R`, `+DTP`/`+Rn`) and `-multi` children's `Got:` lines;
+- progress.py: progress lines (`Doing …: N X's in Ts`, `… ops in Ts`) and openssl's failure messages;
+- pk.py: how public-key figures are named and keyed; numbers.py: openssl's printed numbers;
+- state.py: what the readers share; resolve.py: the end, when units, names, the -multi figure, the API
+  and the counts are decided.
+This module reads each line with the reader of its format.
 
 Text is taken as it comes: CRLF, lost or doubled newlines, prompts and other commands mixed in.
 Nothing raises; what could not be read is described in `ParsedLog.skipped`.
@@ -23,7 +23,7 @@ from orchestrator.model import OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import speed_command_hints
 from orchestrator.parse.speed.build import BUILD_FIRST, BUILD_PREFIXES, read_build_line
 from orchestrator.parse.speed.lines import lines_of
-from orchestrator.parse.speed.mr import read_child, read_mr
+from orchestrator.parse.speed.mr import read_child, read_forked, read_mr
 from orchestrator.parse.speed.progress import ERROR_LINE, continues_progress, read_error, read_progress
 from orchestrator.parse.speed.resolve import finish
 from orchestrator.parse.speed.state import State
@@ -39,7 +39,7 @@ from orchestrator.parse.speed.tables import (
     read_rows,
     split_trailing_row,
 )
-from orchestrator.parse.speed.wrapped import flush_wrapped_row, join_wrapped, keep_pk_row_start
+from orchestrator.parse.speed.wrapped import end_of_wrapped, join_wrapped, keep_pk_row_start
 
 
 def parse_speed(text: str, *, threads: int | None = None, api: str | None = None,
@@ -85,10 +85,7 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
             _read_line(line, state)
         except Exception as exc:  # a safety net: a malformed line must never lose the log
             state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")
-    if state.wrapped is not None and state.wrapped[0] == "row":
-        flush_wrapped_row(state)
-    elif state.wrapped is not None and state.wrapped[0] == "got":
-        state.orphans += 1
+    end_of_wrapped(state)
     try:
         return finish(state, threads=threads, api=api, algorithm=algorithm), state.ignored
     except Exception as exc:  # same net for the resolution step: keep the build facts at least
@@ -104,11 +101,10 @@ def parse_openssl_build(text: str) -> OpenSSLBuild:
     return build
 
 
-# ---------------------------------------------------------------------------------------------
-# lines
-
-
 def _read_line(line: str, state: State) -> None:
+    """One line to the reader of its format. The first character decides before any prefix test (most
+    lines are tested once); where formats could overlap, the order decides: a line that continues the
+    last one (a progress result, a wrapped row) first, rows before openssl's error messages."""
     if state.pending_progress is not None and continues_progress(line, state):
         return
     if state.wrapped is not None:
@@ -124,9 +120,7 @@ def _read_line(line: str, state: State) -> None:
     elif first == "G" and line.startswith("Got:"):
         read_child(line, state)
     elif first == "F" and line.startswith("Forked child"):
-        child = line[len("Forked child"):].strip()
-        if child.isdigit():
-            state.forked.add(int(child))
+        read_forked(line, state)
     elif first in BUILD_FIRST and line.startswith(BUILD_PREFIXES):
         if line[-1] in "kK":  # (a glued -multi summary row ends with a `k` value)
             line = split_trailing_row(line, state)
@@ -142,11 +136,7 @@ def _read_line(line: str, state: State) -> None:
         if not read_pk_rows(line, state) and not keep_pk_row_start(line, state) and not read_rows(line, state):
             _ignore(line, state)
     elif "speed" in line and "openssl" in line:
-        hints = speed_command_hints(line)
-        if hints["algorithms"] or hints["threads"] or hints["api"] or hints["mr"]:
-            state.hints = hints
-        else:
-            _ignore(line, state)
+        _read_command(line, state)
     elif line[-1] in ROW_END and read_rows(line, state):
         pass  # (rows before the error test: most lines that get this far are rows)
     elif (line[-1] == ")" or line[-1] == "`") and read_labelled_row(line, state):
@@ -157,31 +147,14 @@ def _read_line(line: str, state: State) -> None:
         _ignore(line, state)
 
 
+def _read_command(line: str, state: State) -> None:
+    """`openssl speed -multi 4 -evp aes-128-gcm` typed in the log: what it asks for (threads, API, names)."""
+    hints = speed_command_hints(line)
+    if hints["algorithms"] or hints["threads"] or hints["api"] or hints["mr"]:
+        state.hints = hints
+    else:
+        _ignore(line, state)
+
+
 def _ignore(line: str, state: State) -> None:
     state.ignored.append(line)
-
-
-# ---------------------------------------------------------------------------------------------
-# throughput rows
-
-
-# ---------------------------------------------------------------------------------------------
-# -mr lines
-
-
-# ---------------------------------------------------------------------------------------------
-# -multi children
-
-
-# ---------------------------------------------------------------------------------------------
-# progress lines
-
-
-# ---------------------------------------------------------------------------------------------
-# public-key tables
-
-
-# ---------------------------------------------------------------------------------------------
-# the end: resolve names, units, api, threads; attach counts
-
-

@@ -288,6 +288,13 @@ def _read_mr_pk_result(parts: list[str], state: State) -> None:
     state.progress.setdefault(("pk",) + key, []).append((count, secs))
 
 
+def read_forked(line: str, state: State) -> None:
+    """`Forked child N`: the parent forked child N (the fork count is the highest N + 1)."""
+    child = line[len("Forked child"):].strip()
+    if child.isdigit():
+        state.forked.add(int(child))
+
+
 def read_child(line: str, state: State) -> None:
     """`Got: LINE from N`: a -multi child's `-mr` line, passed on by the parent. Without its
     ` from N` the line was cut (children's output interleaves on a busy terminal): not read."""

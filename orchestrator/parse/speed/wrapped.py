@@ -60,3 +60,11 @@ def flush_wrapped_row(state: State) -> None:
     """A row that waited for wrapped figures that never came: read as it is."""
     label, values, core, by_count = state.wrapped_row
     add_row(label, values, state, core, by_count, final=True)
+
+
+def end_of_wrapped(state: State) -> None:
+    """The log ended on a line that could continue: a row is read as it is, a `Got:` piece is lost."""
+    if state.wrapped is not None and state.wrapped[0] == "row":
+        flush_wrapped_row(state)
+    elif state.wrapped is not None and state.wrapped[0] == "got":
+        state.orphans += 1
