@@ -4,13 +4,11 @@
 JSON in the workers); `parse_many` is it for `parse_console`, the ParsedLogs rebuilt here.
 
 Parsing is pure CPU work on independent texts, so a batch is cut into chunks that worker processes parse
-side by side (measured: a worker pool that this process also joins was slower, the shares ended uneven).
-Two costs decide the shape:
+side by side while this process waits for them. Two costs decide the shape:
 - a worker pool costs a fork and a round trip per chunk: batches smaller than MIN_LOGS_PER_WORKER per worker
   are parsed in this process;
-- results come back as plain tuples (each dataclass's fields in order) serialised by marshal: pickling the
-  dataclasses themselves cost three times as much, and pickling the tuples about 12 % more parse-phase wall
-  time than marshal (measured; marshal's format is this interpreter's own, and the workers are its forks).
+- results come back as plain values (tuples of each dataclass's fields in order, strings) serialised by
+  marshal, the cheapest serialisation here: its format is this interpreter's own, and the workers are its forks.
 The cyclic garbage collector is paused during a batch (see orchestrator.gcpause).
 """
 from __future__ import annotations

@@ -40,8 +40,8 @@ _MARKER = re.compile(r"^[ \t]*(?:==>[ \t]*(?P<head>[^\n]+?)[ \t]*<==|@@[ \t]+(?P
 
 _SPEED_COMMAND = re.compile(r"(?:^|[\s;&|/])openssl(?:\.exe)?\s+speed(?:\s|$)")
 # Signs of `openssl speed` output, one pattern each (see _looks_like_speed). Each starts with a literal, which
-# re finds with a fast scan; as one alternation without a common first character, re tried every position of
-# every log (the costliest search of parse_console). Hence the two lookbehinds placed after a literal:
+# re finds with a fast scan (one alternation without a common first character would be tried at every
+# position of every log); hence the two lookbehinds placed after a literal:
 _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"Doing \S.{0,80}? for \d+s",
     r"\+F\d?:\d+:",

@@ -72,9 +72,8 @@ def lines_of(text: str) -> list[str]:
             if not line:
                 continue
             first = line[0]
-        # Could newlines have been lost here? Plain string tests first, inline (a function call per line
-        # was a tenth of the parse); the anchor split only for the few suspects. A one-character test
-        # guards each longer one: it is a memchr, several times cheaper than a substring search or count.
+        # Could newlines have been lost here? Plain string tests, inline, and the anchor split only for the
+        # few suspects; a one-character test guards each longer test (most lines fail it at once).
         if first == "+":
             suspect = ("+" in line[1:] or (" " in line and ": " in line) or ("F" in line and "Forked" in line)
                        or ("D" in line and "Doing" in line))

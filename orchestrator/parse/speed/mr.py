@@ -100,7 +100,8 @@ def _read_mr_throughput(parts: list[str], line: str, state: State, child: int | 
     unsupported = all_zero(values)
     for size, token in zip(sizes, values):
         number, error = (None, None) if unsupported else figure(token, None)  # (float() ignores white space)
-        state.rows.append(Row(label, algorithm, size, number, None, child, None, error, unsupported, None))
+        state.rows.append(Row(label=label, algorithm=algorithm, block_size=size, value=number, child=child,
+                              error=error, unsupported=unsupported))
 
 
 def sizes_for(count: int, own: tuple[int, ...] | None, state: State) -> tuple[int, ...] | None:

@@ -48,7 +48,8 @@ def add_pk(state: State, algorithm: str, op: str, read: tuple[float | None, str 
            child: int | None) -> None:
     """One public-key figure: `read` is (rate, None) or (None, why there is no rate), from numbers.figure."""
     value, error = read
-    state.rows.append(Row(algorithm, algorithm, None, value, op, child, key, error, None, None))
+    state.rows.append(Row(label=algorithm, algorithm=algorithm, value=value, operation=op, child=child, pk_key=key,
+                          error=error))
 
 
 @functools.lru_cache(maxsize=64)  # a handful of version strings, asked once per log

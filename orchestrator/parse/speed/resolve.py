@@ -84,8 +84,8 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
             block_size, bytes_per_second, ops_per_second = row.block_size, row.value, None
         else:
             block_size, bytes_per_second, ops_per_second = None, None, row.value
-        # Positional, in Measurement's field order (keywords and attribute sets cost twice as much per
-        # record); cpu is the core of a per-cluster row (see read_labelled_row).
+        # Positional, in Measurement's field order: the hot loop of a parse, one call per figure
+        # (test_speed.test_measurement_field_order pins that order).
         append(Measurement(algorithm, block_size, bytes_per_second, operation, ops_per_second, threads, row_api,
                            version, count, seconds, status, reason, 0, [row.flag] if row.flag else [], row.core))
     if progress:
@@ -119,8 +119,10 @@ def _figures_from_progress(progress: dict[tuple, list[tuple[int, float]]], runs_
                 algorithm, size, operation = _progress_algorithm(key[1:], n), 1, key[3]
                 row_api = api
             value, error = _progress_figure(count * size, seconds, operation)
-            m = Measurement(algorithm, None if operation else size, None if operation else value, operation,
-                            value if operation else None, threads, row_api, state.build.version, count, seconds)
+            m = Measurement(algorithm=algorithm, block_size=None if operation else size,
+                            bytes_per_second=None if operation else value, operation=operation,
+                            ops_per_second=value if operation else None, threads=threads, api=row_api,
+                            openssl_version=state.build.version, count=count, seconds=seconds)
             if error:
                 m.status, m.reason = ERROR, error
             else:
@@ -234,7 +236,8 @@ def _choose_rows(state: State, forks: int) -> list[Row]:
 def _children_sum(children: dict[int, Row], forks: int, why: str | None) -> Row:
     first = next(iter(children.values()))
     values = [row.value for row in children.values() if row.value is not None]
-    row = Row(first.label, first.algorithm, first.block_size, None, first.operation, None, first.pk_key)
+    row = Row(label=first.label, algorithm=first.algorithm, block_size=first.block_size, operation=first.operation,
+              pk_key=first.pk_key)
     why = why or "openssl's -multi summary is missing"
     if not values:
         row.error = f"not measured ({why} and no child has a figure)"

@@ -19,10 +19,7 @@ ORPHAN = -1  # Row.child of a -multi child's line that lost its `Got: … from N
 
 @dataclass(slots=True)  # one per table cell: no per-instance __dict__ (less memory, less for the GC to walk)
 class Row:
-    """A throughput or public-key figure before the whole log has been read.
-
-    Hot paths build it positionally (label, algorithm, block_size, value, operation, child, pk_key,
-    error, unsupported, core): keyword calls cost twice as much per cell."""
+    """A throughput or public-key figure before the whole log has been read."""
 
     label: str  # as printed (decides api)
     algorithm: str

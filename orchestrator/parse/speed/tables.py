@@ -202,7 +202,8 @@ def add_row(label: str, values: list[str], state: State, core: str | None = None
                 value = None
             if value is None or not 0.0 < value < INFINITY:
                 value, error = _bytes_per_second(token)
-        rows.append(Row(label, algorithm, size, value, None, None, None, error, unsupported, core))
+        rows.append(Row(label=label, algorithm=algorithm, block_size=size, value=value, error=error,
+                        unsupported=unsupported, core=core))
     return True
 
 
