@@ -13,7 +13,7 @@ Flags (the names tables and diffs show):
   cores-offline  some present CPUs were offline (a -multi figure would be low)
   few-samples    fewer repeats than a verdict needs
   pin-failed     a pinned cell ran (also) on another core than the one it was pinned to
-Flags the log parser sets (orchestrator/parse/speed.py), with the figure's `reason`:
+Flags the log parser sets (orchestrator/parse/speed/resolve.py), with the figure's `reason`:
   partial           the log ends before openssl printed its table: the figure comes from a progress
                     line (count × block size / CPU seconds)
   partial-children  openssl's own -multi summary is missing: the figure is the sum of the children
