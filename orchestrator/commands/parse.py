@@ -8,7 +8,7 @@ from pathlib import Path
 
 from orchestrator import gcpause, tables
 from orchestrator.errors import UserError
-from orchestrator.model import ParsedLog
+from orchestrator.model import OK, ParsedLog
 from orchestrator.units import UNIT_NOTE
 
 DESCRIPTION = """\
@@ -192,9 +192,27 @@ def describe(name: str, log: ParsedLog, several: bool = False) -> str:
     if body:
         parts.append("\nPublic-key operations per second:")
         parts.append(tables.render(headers, tables.display_rows(body, "table"), "table"))
+    why = _why_not_ok(log)
+    if why:
+        parts.append("\nWhy a cell is not a plain figure:")
+        parts += why
     if not log.measurements:
         parts.append("\nno openssl speed results in this log")
     return "\n".join(parts)
+
+
+def _why_not_ok(log: ParsedLog) -> list[str]:
+    """`  rsa2048 verify: error: verify failed (openssl printed '-0.1')`, one line per algorithm, threads and
+    reason: what the tables' `error`, `unsupported` and flags stand for."""
+    cells: dict[tuple, list[str]] = {}
+    for m in log.measurements:
+        if m.status == OK and not m.flags:
+            continue
+        what = m.status if m.status != OK else " ".join(m.flags)
+        key = (m.algorithm, m.threads, what, m.reason or "")
+        cells.setdefault(key, []).append(m.operation or f"{m.block_size} B")
+    return [f"  {algorithm}{'' if threads == 1 else f' ({threads} processes)'} {', '.join(which)}: {what}"
+            + (f": {reason}" if reason else "") for (algorithm, threads, what, reason), which in cells.items()]
 
 
 def _facts_lines(log: ParsedLog) -> list[str]:
