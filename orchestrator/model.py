@@ -267,7 +267,10 @@ def _flat_dict(record: Any) -> dict[str, Any]:
     """A dataclass of plain values and lists of them as a dict, lists copied (dataclasses.asdict would
     deep-copy value by value, slowly)."""
     spec = _fields(type(record))
-    return {name: value.copy() if type(value) is list else value for name, value in zip(spec.names, spec.values(record))}
+    data = dict(zip(spec.names, spec.values(record)))
+    for i in spec.lists:
+        data[spec.names[i]] = data[spec.names[i]].copy()
+    return data
 
 
 def _measurements(items: list[Any], fields: list[str] | None) -> list[Measurement]:

@@ -111,7 +111,9 @@ def _read_line(line: str, state: State) -> None:
         line = join_wrapped(line, state)
         if line is None:
             return
-    header_words, state.pk_header_words = state.pk_header_words, None
+    header_words = state.pk_header_words  # (a public-key header wrapped in two: the words of the first line)
+    if header_words is not None:
+        state.pk_header_words = None
     first = line[0]  # dispatch on the first character before any prefix test (speed)
     if first == "+":
         read_mr(line, state, child=None)

@@ -22,6 +22,7 @@ from orchestrator.parse.speed.pk import (
 )
 from orchestrator.parse.speed.state import ORPHAN, SIZES_1_0, SIZES_1_1, Row, State
 
+
 def read_mr(line: str, state: State, child: int | None) -> None:
     if child is None and " from " in line:
         head, _, tail = line.rpartition(" from ")
@@ -30,7 +31,7 @@ def read_mr(line: str, state: State, child: int | None) -> None:
             child = int(tail)
             state.children.add(child)
             line = head.rstrip()
-    if child is None:  # the parent's line, unless a child's `Got:` line comes after it (see _orphan)
+    if child is None and line[1:2] in ("F", "H"):  # the parent's figures, unless a child's line follows (_orphan)
         rows, pk_lines = len(state.rows), len(state.pk_seconds_lines)
         _read_mr_line(line, state, None)
         if len(state.rows) > rows or len(state.pk_seconds_lines) > pk_lines:
