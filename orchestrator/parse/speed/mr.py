@@ -3,7 +3,7 @@
 
 A -multi log interleaves the children's lines with the parent's: what a line without `Got:` gave is the
 parent's until a child's line comes after it (openssl prints its summary after every child's), see
-read_mr and _orphan. Which figure is the -multi figure is decided at the end (resolve.choose_rows).
+read_mr and _orphan. Which figure is the -multi figure is decided at the end (resolve._choose_rows).
 """
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def _ffdh(tag: str, fields: list[str], state: State, child: int | None) -> bool:
 
 def _kem_signature(tag: str, fields: list[str], state: State, child: int | None) -> bool:
     """`+F9:index:keygen:encaps:decaps` (KEM), `+F10:index:keygen:sign:verify` (signature), ops/s; named at
-    the end (resolve.name_kem_sig_rows): the index counts every KEM/signature the build knows."""
+    the end (resolve._name_kem_sig_rows): the index counts every KEM/signature the build knows."""
     if len(fields) < 4:
         return False
     table = "kem" if tag == "+F9" else "sig"
@@ -303,7 +303,7 @@ def read_child(line: str, state: State) -> None:
     _orphan(state)
     body, _, tail = line[len("Got: "):].rpartition(" from ")
     if not tail.strip().isdigit():
-        state.wrapped = ("got", line)  # cut, or wrapped: ` from N` may follow (see _continues_wrapped)
+        state.wrapped = ("got", line)  # cut, or wrapped: ` from N` may follow (see wrapped.join_wrapped)
         return
     child = int(tail)
     state.children.add(child)

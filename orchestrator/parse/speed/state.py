@@ -49,7 +49,7 @@ class State:
     rows: list[Row] = field(default_factory=list)
     pk_seconds_lines: list = field(default_factory=list)  # [family, name, bits, values, child] of `-mr` lines in
     #                                                       seconds/op or ops/s (≤ 1.1.0 or later): decided at the end
-    mr_old_format: bool | None = None  # what the -mr lines themselves say of that unit (see mr.old_pk_format)
+    mr_old_format: bool | None = None  # what the -mr lines themselves say of that unit (see pk.old_pk_format)
 
     # Human tables
     sizes: tuple[int, ...] | None = None  # block sizes of the throughput header (or the parent's `+H`)
