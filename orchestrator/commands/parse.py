@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from orchestrator import gcpause, tables
+from orchestrator import gcpause
 from orchestrator.errors import UserError
 from orchestrator.model import OK, ParsedLog
 from orchestrator.units import UNIT_NOTE
@@ -178,6 +178,8 @@ def checked(name: str, log: ParsedLog) -> ParsedLog:
 
 def describe(name: str, log: ParsedLog, several: bool = False) -> str:
     """Facts lines, then the throughput tables (MB/s, Mbit/s) and the public-key table."""
+    from orchestrator import tables  # imported here: --json needs no table layout (tabulate)
+
     parts = [f"== {name}"] if several else []
     parts += _facts_lines(log)
     rows = tables.records_from_log(log)
