@@ -14,6 +14,7 @@ from orchestrator.errors import UserError
 
 # Order is the order `sslbench --help` lists them in.
 COMMANDS = ["run", "hosts", "parse", "report", "import_logs", "diff", "history"]
+_MODULE_OF = {"import": "import_logs"}  # command names that are not their module's
 
 DESCRIPTION = """\
 Benchmark the crypto speed (openssl speed) of a fleet of Linux boxes over SSH with Ansible,
@@ -22,19 +23,22 @@ and turn the logs into comparison tables, plots and firmware-to-firmware diffs.
 Without -i, `sslbench run` benchmarks the machine it runs on."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser, or only `command`'s: `sslbench parse …` need not load Ansible."""
     parser = argparse.ArgumentParser(
         prog="sslbench", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"sslbench {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in [_MODULE_OF.get(command, command)] if command else COMMANDS:
         importlib.import_module(f"orchestrator.commands.{name}").register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    command = words[0] if words and _MODULE_OF.get(words[0], words[0]) in COMMANDS else None
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

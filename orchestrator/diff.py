@@ -18,7 +18,7 @@ from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
 
 # validity.py's flags that make a figure less comparable (few-samples is left out: diff shows n itself).
 CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, validity.CORES_OFFLINE,
-                           validity.PIN_FAILED))
+                           validity.PIN_FAILED, validity.PARTIAL, validity.PARTIAL_CHILDREN))
 
 # (algorithm, api, operation, threads, block_size): a cell, as insights reads it (best cluster, see best_core)
 CellKey = tuple[str, str | None, str | None, int, int | None]

@@ -53,7 +53,7 @@ class Measurement:
     count: int | None = None
     seconds: float | None = None
     status: str = OK  # OK, UNSUPPORTED (the host cannot run this cell) or ERROR
-    reason: str | None = None  # why a cell is unsupported / failed
+    reason: str | None = None  # why a cell is unsupported / failed, or why a parser flag (partial-children) is set
     repeat: int = 0  # index of the sample when a cell was run --repeat N times
     flags: list[str] = field(default_factory=list)  # validity flags: busy, throttled, hot, ...
     cpu: str | None = None  # core/cluster label of a pinned single-thread cell ("Cortex-A76", "cpu4-7"); else None
@@ -64,8 +64,7 @@ class Measurement:
         return self.bytes_per_second if self.operation is None else self.ops_per_second
 
     def to_dict(self) -> dict[str, Any]:
-        spec = _fields(Measurement)
-        return {name: value.copy() if type(value) is list else value for name, value in zip(spec.names, spec.values(self))}
+        return _flat_dict(self)
 
     def to_row(self) -> list[Any]:
         """The run.json form (schema 3): every field in field order, trailing defaults cut."""
@@ -103,7 +102,7 @@ class OpenSSLBuild:
     platform: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return _flat_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> OpenSSLBuild:
@@ -123,7 +122,7 @@ class CpuFacts:
     bogomips: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return _flat_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> CpuFacts:
@@ -143,7 +142,7 @@ class OsFacts:
     uname: str | None = None  # the whole `uname -a` line
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return _flat_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> OsFacts:
@@ -262,6 +261,16 @@ def _fields(cls: type) -> _Fields:
     defaults = tuple(f.default if f.default_factory is dataclasses.MISSING else f.default_factory() for f in fields)
     lists = tuple(i for i, default in enumerate(defaults) if isinstance(default, list))
     return _Fields(names, frozenset(names), defaults, lists, operator.attrgetter(*names))
+
+
+def _flat_dict(record: Any) -> dict[str, Any]:
+    """A dataclass of plain values and lists of them as a dict, lists copied (dataclasses.asdict would
+    deep-copy value by value, slowly)."""
+    spec = _fields(type(record))
+    data = dict(zip(spec.names, spec.values(record)))
+    for i in spec.lists:
+        data[spec.names[i]] = data[spec.names[i]].copy()
+    return data
 
 
 def _measurements(items: list[Any], fields: list[str] | None) -> list[Measurement]:

@@ -13,6 +13,11 @@ Flags (the names tables and diffs show):
   cores-offline  some present CPUs were offline (a -multi figure would be low)
   few-samples    fewer repeats than a verdict needs
   pin-failed     a pinned cell ran (also) on another core than the one it was pinned to
+Flags the log parser sets (orchestrator/parse/speed/resolve.py), with the figure's `reason`:
+  partial           the log ends before openssl printed its table: the figure comes from a progress
+                    line (count × block size / CPU seconds)
+  partial-children  openssl's own -multi summary is missing: the figure is the sum of the children
+                    whose lines could be read (the reason says how many of N)
 """
 from __future__ import annotations
 
@@ -29,7 +34,9 @@ BUSY = "busy"
 CORES_OFFLINE = "cores-offline"
 FEW_SAMPLES = "few-samples"
 PIN_FAILED = "pin-failed"
-ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, FEW_SAMPLES, PIN_FAILED)
+PARTIAL = "partial"
+PARTIAL_CHILDREN = "partial-children"
+ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, FEW_SAMPLES, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-from orchestrator import gcpause, tables
+from orchestrator import gcpause
 from orchestrator.errors import UserError
-from orchestrator.model import ParsedLog
+from orchestrator.model import OK, ParsedLog
 from orchestrator.units import UNIT_NOTE
 
 DESCRIPTION = """\
@@ -22,7 +22,7 @@ other commands' noise; newlines lost or doubled by a copy from a web page are fi
   - what the facts say: CPU model and cores, crypto instructions (aes, pmull, sha2, sha_ni ...), OS, OpenSSL build.
 
 With --json: one object per file {"file", "measurements", "cpu", "os", "openssl", "skipped"}, or a JSON array
-when several files are given. Parts of a log that could not be read are listed on stderr as `note:` lines.
+when several files are given; indented on a terminal, compact when written to a file or a pipe. Parts of a log that could not be read are listed on stderr as `note:` lines.
 Thousands of files at once are parsed on every CPU (worker processes).
 
 examples:
@@ -30,7 +30,12 @@ examples:
   ssh root@router 'openssl speed -evp aes-128-gcm 2>&1' | sslbench parse -
   sslbench parse --json session1.txt session2.txt > parsed.json
 
-exit codes: 0 parsed; 2 bad input (missing/unreadable file, directory, empty, binary, no openssl output)."""
+A log cut off before openssl printed its table still gives the figures of its progress lines (`Doing …: N X's
+in 2.99s`), flagged `partial`; openssl's `-multi` summary is the figure of a `-multi` run, and where it is missing
+the children's figures are summed, flagged `partial-children`.
+
+exit codes: 0 at least one figure read (or CPU/OS facts); 2 bad input (missing/unreadable file, directory, empty,
+binary, no figure in it)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,6 +54,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _parse(args: argparse.Namespace) -> int:
+    if args.json:
+        return _print_json(args.files)
     from orchestrator.parse.batch import parse_many  # imported here so `sslbench --help` stays fast
 
     texts: list[str | UserError] = []
@@ -72,15 +79,59 @@ def _parse(args: argparse.Namespace) -> int:
             failures += 1
             continue
         parsed.append((name, log))
-        _print_notes(name, log)
+        _print_notes(name, log.skipped)
     if not parsed:
         return 2
-    if args.json:
-        objects = [dict(file=name, **log.to_dict()) for name, log in parsed]
-        print(json.dumps(objects[0] if len(args.files) == 1 else objects, indent=2))
-    else:
-        print("\n\n".join(describe(name, log, several=len(args.files) > 1) for name, log in parsed))
+    print("\n\n".join(describe(name, log, several=len(args.files) > 1) for name, log in parsed))
     return 2 if failures else 0
+
+
+def _print_json(names: list[str]) -> int:
+    """Each file read, parsed and written as JSON in the worker processes (orchestrator.parse.batch); here
+    the objects are joined in file order, with the notes and errors on stderr in the same order."""
+    from orchestrator.parse.batch import map_in_workers  # imported here so `sslbench --help` stays fast
+
+    stdin = _stdin_text() if "-" in names else None  # (the workers cannot share this process's standard input)
+    results = map_in_workers(_json_of_file, [(name, stdin if name == "-" else None) for name in names])
+    objects = []
+    failures = 0
+    for name, (document, error, notes) in zip(names, results):
+        if error is not None:
+            if len(names) == 1:
+                raise UserError(error)
+            print(f"sslbench: {error}", file=sys.stderr)  # one bad file must not hide the others
+            failures += 1
+            continue
+        _print_notes(name, notes)
+        objects.append(document)
+    if not objects:
+        return 2
+    document = objects[0] if len(names) == 1 else "[" + ",".join(objects) + "]"
+    if sys.stdout.isatty():  # a person reads it; a program or a file gets it compact
+        document = json.dumps(json.loads(document), indent=2)
+    print(document)
+    return 2 if failures else 0
+
+
+def _json_of_file(item: tuple[str, str | UserError | None]) -> tuple[str | None, str | None, list[str]]:
+    """In a worker: (the file's JSON object, None, notes), or (None, what is wrong with it, [])."""
+    from orchestrator.parse.console import parse_console  # (loaded already: the workers are this process's forks)
+
+    name, text = item
+    try:
+        if isinstance(text, UserError):
+            raise text
+        log = checked(name, parse_console(read_text(name) if text is None else text))
+    except UserError as exc:
+        return None, str(exc), []
+    return json.dumps(dict(file=name, **log.to_dict()), separators=(",", ":")), None, log.skipped
+
+
+def _stdin_text() -> str | UserError:
+    try:
+        return read_text("-")
+    except UserError as exc:
+        return exc
 
 
 def read_text(name: str) -> str:
@@ -111,11 +162,15 @@ def read_text(name: str) -> str:
 
 
 def checked(name: str, log: ParsedLog) -> ParsedLog:
-    """The parsed log of FILE, or a UserError when it holds neither results nor facts."""
+    """The parsed log of FILE, or a UserError when it holds no figure (a session of facts alone is fine)."""
     label = "standard input" if name == "-" else name
     if not log.measurements and not _has_facts(log):
-        if log.skipped:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
-            raise UserError(f"{label}: no openssl speed results: {log.skipped[0]}")
+        said = next((note for note in log.skipped if "openssl said: " in note), None)
+        if said:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
+            raise UserError(f"{label}: no openssl speed results: {said}")
+        if log.openssl.version:
+            raise UserError(f"{label}: openssl speed output without a single figure (it ends before any test "
+                            f"finished)")
         raise UserError(f"{label}: found no openssl speed results and no system facts; "
                         f"is it the output of `openssl speed`?")
     return log
@@ -123,6 +178,8 @@ def checked(name: str, log: ParsedLog) -> ParsedLog:
 
 def describe(name: str, log: ParsedLog, several: bool = False) -> str:
     """Facts lines, then the throughput tables (MB/s, Mbit/s) and the public-key table."""
+    from orchestrator import tables  # imported here: --json needs no table layout (tabulate)
+
     parts = [f"== {name}"] if several else []
     parts += _facts_lines(log)
     rows = tables.records_from_log(log)
@@ -137,9 +194,27 @@ def describe(name: str, log: ParsedLog, several: bool = False) -> str:
     if body:
         parts.append("\nPublic-key operations per second:")
         parts.append(tables.render(headers, tables.display_rows(body, "table"), "table"))
+    why = _why_not_ok(log)
+    if why:
+        parts.append("\nWhy a cell is not a plain figure:")
+        parts += why
     if not log.measurements:
         parts.append("\nno openssl speed results in this log")
     return "\n".join(parts)
+
+
+def _why_not_ok(log: ParsedLog) -> list[str]:
+    """`  rsa2048 verify: error: verify failed (openssl printed '-0.1')`, one line per algorithm, threads and
+    reason: what the tables' `error`, `unsupported` and flags stand for."""
+    cells: dict[tuple, list[str]] = {}
+    for m in log.measurements:
+        if m.status == OK and not m.flags:
+            continue
+        what = m.status if m.status != OK else " ".join(m.flags)
+        key = (m.algorithm, m.threads, what, m.reason or "")
+        cells.setdefault(key, []).append(m.operation or f"{m.block_size} B")
+    return [f"  {algorithm}{'' if threads == 1 else f' ({threads} processes)'} {', '.join(which)}: {what}"
+            + (f": {reason}" if reason else "") for (algorithm, threads, what, reason), which in cells.items()]
 
 
 def _facts_lines(log: ParsedLog) -> list[str]:
@@ -166,13 +241,13 @@ def _facts_lines(log: ParsedLog) -> list[str]:
     return lines
 
 
-def _print_notes(name: str, log: ParsedLog, limit: int = 5) -> None:
-    if not log.skipped:
+def _print_notes(name: str, skipped: list[str], limit: int = 5) -> None:
+    if not skipped:
         return
     label = "standard input" if name == "-" else name
-    shown = "; ".join(log.skipped[:limit])
-    more = f"; and {len(log.skipped) - limit} more" if len(log.skipped) > limit else ""
-    print(f"note: {label}: skipped {len(log.skipped)} part(s) it could not read: {shown}{more}", file=sys.stderr)
+    shown = "; ".join(skipped[:limit])
+    more = f"; and {len(skipped) - limit} more" if len(skipped) > limit else ""
+    print(f"note: {label}: skipped {len(skipped)} part(s) it could not read: {shown}{more}", file=sys.stderr)
 
 
 def _plural(count: int, noun: str) -> str:
@@ -180,13 +255,14 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _has_facts(log: ParsedLog) -> bool:
-    return bool(log.cpu.model or log.cpu.logical_cpus or log.os.family not in (None, "unknown")
-                or log.os.kernel or log.openssl.version)
+    """CPU or OS facts: a session of `cat /proc/cpuinfo` and `uname -a` is worth printing without a figure."""
+    return bool(log.cpu.model or log.cpu.logical_cpus or log.os.family not in (None, "unknown") or log.os.kernel)
 
 
 def _mostly_binary(sample: bytes) -> bool:
     """More than 10 % control bytes (other than tab/CR/LF/ESC/FF): not something a terminal printed."""
-    if not sample:
-        return False
-    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    controls = len(sample.translate(None, _NOT_CONTROL))  # counted in C, not byte by byte in Python
     return controls * 10 > len(sample)
+
+
+_NOT_CONTROL = bytes([9, 10, 12, 13, 27]) + bytes(range(32, 256))

@@ -1,12 +1,7 @@
 """Pure parsers: text in, plain records (orchestrator.model) out. Never imports Ansible.
 
 `parse_console` is the entry point for anything a user or the runner captured; the others read one kind of text.
-The modules below load from the mypyc-compiled build when it matches their source (see orchestrator.parse.native).
 """
-from orchestrator.parse import native
-
-native.enable(__path__)
-
 from orchestrator.parse.console import parse_console
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.names import canonical_algorithm, speed_command_hints

@@ -1,13 +1,14 @@
 """Many logs at once (`sslbench parse` / `import` of a directory of saved logs): `parse_console` on every core.
 
+`map_in_workers` runs any per-log function that way (`sslbench parse --json` reads, parses and writes each file's
+JSON in the workers); `parse_many` is it for `parse_console`, the ParsedLogs rebuilt here.
+
 Parsing is pure CPU work on independent texts, so a batch is cut into chunks that worker processes parse
-side by side (measured: a worker pool that this process also joins was slower, the shares ended uneven).
-Two costs decide the shape:
+side by side while this process waits for them. Two costs decide the shape:
 - a worker pool costs a fork and a round trip per chunk: batches smaller than MIN_LOGS_PER_WORKER per worker
   are parsed in this process;
-- results come back as plain tuples (each dataclass's fields in order) serialised by marshal: pickling the
-  dataclasses themselves cost three times as much, and pickling the tuples about 12 % more parse-phase wall
-  time than marshal (measured; marshal's format is this interpreter's own, and the workers are its forks).
+- results come back as plain values (tuples of each dataclass's fields in order, strings) serialised by
+  marshal, the cheapest serialisation here: its format is this interpreter's own, and the workers are its forks.
 The cyclic garbage collector is paused during a batch (see orchestrator.gcpause).
 """
 from __future__ import annotations
@@ -16,10 +17,11 @@ import marshal
 import multiprocessing
 import operator
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import fields
+from typing import Any
 
 from orchestrator import gcpause
 from orchestrator.model import CpuFacts, Measurement, OpenSSLBuild, OsFacts, ParsedLog
@@ -45,30 +47,39 @@ def default_jobs() -> int:
 
 def parse_many(texts: Sequence[str], jobs: int | None = None) -> list[ParsedLog]:
     """`parse_console` of every text, in order; on up to `jobs` CPUs (default: all) when the batch is large."""
-    jobs = min(jobs or default_jobs(), len(texts) // MIN_LOGS_PER_WORKER)
+    return [_from_plain(item) for item in map_in_workers(_parsed_plain, texts, jobs)]
+
+
+def map_in_workers(function: Callable[[Any], Any], items: Sequence[Any], jobs: int | None = None) -> list[Any]:
+    """`[function(item) for item in items]`, in forked worker processes on up to `jobs` CPUs (default: all) when
+    the batch is large. `function` is a module-level function; what it returns goes through marshal (tuples,
+    lists, strings, numbers, None)."""
+    jobs = min(jobs or default_jobs(), len(items) // MIN_LOGS_PER_WORKER)
     with gcpause.paused():
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             try:
-                return _parse_in_workers(texts, jobs)
+                return _in_workers(function, items, jobs)
             # A worker killed (out of memory), no processes or no POSIX semaphores (some containers): go on here.
             except (BrokenProcessPool, OSError, ImportError, NotImplementedError):
                 pass
-        return [parse_console(text) for text in texts]
+        return [function(item) for item in items]
 
 
-def _parse_in_workers(texts: Sequence[str], jobs: int) -> list[ParsedLog]:
-    size = -(-len(texts) // (jobs * CHUNKS_PER_WORKER))
-    chunks = [texts[start:start + size] for start in range(0, len(texts), size)]
+def _in_workers(function: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any]:
+    size = -(-len(items) // (jobs * CHUNKS_PER_WORKER))
+    chunks = [items[start:start + size] for start in range(0, len(items), size)]
     # fork: the workers start with this process's modules already imported (no re-import per worker).
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return [_from_plain(item) for part in pool.map(_parse_chunk, chunks) for item in marshal.loads(part)]
+        parts = pool.map(_run_chunk, [function] * len(chunks), chunks)
+        return [result for part in parts for result in marshal.loads(part)]
 
 
-def _parse_chunk(texts: Sequence[str]) -> bytes:  # in a worker (forked with the collector paused)
-    return marshal.dumps([_to_plain(parse_console(text)) for text in texts])
+def _run_chunk(function: Callable[[Any], Any], items: Sequence[Any]) -> bytes:  # in a worker (forked, GC paused)
+    return marshal.dumps([function(item) for item in items])
 
 
-def _to_plain(log: ParsedLog) -> tuple:
+def _parsed_plain(text: str) -> tuple:
+    log = parse_console(text)
     return ([_MEASUREMENT_AS_TUPLE(m) for m in log.measurements],
             _CPU_AS_TUPLE(log.cpu), _OS_AS_TUPLE(log.os), _BUILD_AS_TUPLE(log.openssl), log.skipped)
 

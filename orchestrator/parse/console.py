@@ -40,11 +40,12 @@ _MARKER = re.compile(r"^[ \t]*(?:==>[ \t]*(?P<head>[^\n]+?)[ \t]*<==|@@[ \t]+(?P
 
 _SPEED_COMMAND = re.compile(r"(?:^|[\s;&|/])openssl(?:\.exe)?\s+speed(?:\s|$)")
 # Signs of `openssl speed` output, one pattern each (see _looks_like_speed). Each starts with a literal, which
-# re finds with a fast scan; as one alternation without a common first character, re tried every position of
-# every log (the costliest search of parse_console). Hence the two lookbehinds placed after a literal:
+# re finds with a fast scan (one alternation without a common first character would be tried at every
+# position of every log); hence the two lookbehinds placed after a literal:
 _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"Doing \S.{0,80}? for \d+s",
     r"\+F\d?:\d+:",
+    r"\+DTP?:[^:\n]+:",  # -mr progress lines: all a log cut before its +F lines holds
     r"\+H:\d+",
     r"The 'numbers' are in 1000s",
     r"Got: \+",
@@ -52,6 +53,11 @@ _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"\.(?<=\d\.)\d\dk\s+\d+\.\d\dk",  # two throughput values: `1.23k  45.67k`
     r"speed: (?<!\Sspeed: )(?:Unknown|Unrecognized|Invalid|unknown)",  # at the start or after white space
     r"Error: bad option or value",
+    # a public-key table pasted alone: its header, or a row's seconds/op column (`rsa 2048 bits 0.000190s`)
+    r"sign/s\s+verify/s",
+    r" op/s",
+    r"keygens?/s",
+    r"bits? +-?\d+\.\d{4,6}s ",
 ))
 # Case-sensitive on purpose: `lscpu` prints "Model name:" / "Flags:", which is not /proc/cpuinfo.
 _CPUINFO_KEYS = ("processor", "Processor", "model name", "cpu model", "system type", "Features", "CPU part",

@@ -61,6 +61,10 @@ _CURVES = {
     "sm2": "sm2",
 }
 
+# Post-quantum names as each tool spells them: OpenSSL 3.5 `ML-KEM-768`, `ML-DSA-65`, `SLH-DSA-SHA2-128s`;
+# LibreSSL `mlkem768` (table row `mlkem 768`); oqs-provider `mlkem768`, `mldsa65`. One spelling: FIPS 203-205's,
+# lower case (`ml-kem-768`, `ml-dsa-65`, `slh-dsa-sha2-128s`). Hybrids stay as printed (`x25519mlkem768`).
+_PQC = re.compile(r"^(ml|slh)-?(kem|dsa)-?(.+)$")
 _RSA_DSA = re.compile(r"^(rsa|dsa)\s*(\d+)\s*bits?$")
 _FFDH = re.compile(r"^(\d+)\s*bits?\s+ffdh$")
 _CURVE_LABEL = re.compile(r"^(\d+)\s*-?\s*bits?\s+(ecdsa|ecdh|eddsa|sm2)\s*\(([^)]*)\)$")
@@ -101,6 +105,8 @@ def canonical_algorithm(label: str) -> str:
     ('bf-cbc', 'rsa2048')
     >>> canonical_algorithm("256 bits ecdsa (nistp256)"), canonical_algorithm("253 bits EdDSA (Ed25519)")
     ('ecdsap256', 'ed25519')
+    >>> canonical_algorithm("ML-KEM-768"), canonical_algorithm("mlkem 768"), canonical_algorithm("mldsa65")
+    ('ml-kem-768', 'ml-kem-768', 'ml-dsa-65')
     """
     text = " ".join(label.split()).strip().lower()
     if not text:
@@ -117,6 +123,9 @@ def canonical_algorithm(label: str) -> str:
     if text.startswith("(") and text.endswith(")"):  # "(X25519)" alone
         return curve_suffix(text[1:-1])
     dashed = _SPACES.sub("-", text)
+    match = _PQC.match(dashed)
+    if match:
+        return f"{match.group(1)}-{match.group(2)}-{match.group(3).lstrip('-')}"
     if dashed in _ALIASES:
         return _ALIASES[dashed]
     if dashed.startswith("blowfish-"):

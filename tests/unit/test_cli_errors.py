@@ -8,7 +8,7 @@ from orchestrator.errors import UserError
 def _main_with_handler(monkeypatch, handler):
     parser = argparse.ArgumentParser()
     parser.set_defaults(func=handler)
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
     return cli.main([])
 
 
@@ -34,3 +34,13 @@ def test_every_command_is_listed_in_help(capsys):
     text = cli.build_parser().format_help()
     for name in ("run", "hosts", "parse", "report", "import", "diff", "history"):
         assert f"    {name} " in text
+
+
+def test_a_command_loads_only_its_own_module():
+    """`sslbench parse …` must not pay for importing Ansible (the `run` command's runner)."""
+    import subprocess
+    import sys
+    check = ("import sys\nfrom orchestrator import cli\ntry:\n    cli.main(['parse', '--help'])\nexcept SystemExit:\n"
+             "    pass\nprint('ansible_runner' in sys.modules, 'orchestrator.commands.run' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
+    assert "--json" in done.stdout and done.stdout.splitlines()[-1] == "False False"

@@ -38,6 +38,14 @@ def test_table_shows_both_units_facts_and_pk(capsys):
     assert err.count("\n") == 1  # one note line
 
 
+def test_the_table_says_why_a_cell_is_not_a_plain_figure(capsys):
+    code, out, _ = run(capsys, DATA / "speed" / "openssl-3.3.2-aarch64-constructed-verify-failed.txt")
+    assert code == 0 and "error" in out
+    assert "  rsa2048 verify: error: verify failed (openssl printed '-0.1')" in out.splitlines()
+    code, out, _ = run(capsys, DATA / "speed" / "libressl-4.3.0-constructed-multi2-mlkem768.txt")
+    assert "  ml-kem-768 (2 processes) keygen, encaps, decaps: partial-children: openssl's -multi summary has no figure" in out
+
+
 def test_json_one_file_is_an_object(capsys):
     code, out, err = run(capsys, "--json", MULTI)
     assert code == 0 and err == ""
@@ -48,6 +56,14 @@ def test_json_one_file_is_an_object(capsys):
     assert m[16]["algorithm"] == "chacha20-poly1305" and m[16]["threads"] == 2
     assert m[16]["bytes_per_second"] == 82660.08 * 1000
     assert data["openssl"]["version"] == "1.1.1w"
+
+
+def test_json_is_compact_for_a_file_and_indented_on_a_terminal(capsys, monkeypatch):
+    code, out, _ = run(capsys, "--json", MULTI)
+    assert code == 0 and out.count("\n") == 1 and '": ' not in out and json.loads(out)["file"] == str(MULTI)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    code, out, _ = run(capsys, "--json", MULTI)
+    assert code == 0 and out.startswith('{\n  "file": ') and json.loads(out)["file"] == str(MULTI)
 
 
 def test_json_several_files_is_an_array(capsys):

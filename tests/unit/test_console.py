@@ -236,8 +236,8 @@ SAMPLES = {
         ("aes-256-gcm", "evp", 2, 16, None): 46152430.0, ("aes-256-gcm", "evp", 2, 16384, None): 4550770690.0}),
     "speed/openssl-3.0.19-x86_64-sha256-rsa2048.txt": (8, {
         ("sha256", None, 1, 16, None): 88021140.0, ("rsa2048", None, 1, None, "verify"): 49422.9}),
-    # sbc-bench: one row per CPU cluster, the core in Measurement.cpu (see parse/speed.py
-    # _read_labelled_row); the summary's quoted copies of the rows add nothing.
+    # sbc-bench: one row per CPU cluster, the core in Measurement.cpu (see parse/speed/tables.py
+    # read_labelled_row); the summary's quoted copies of the rows add nothing.
     "console/sbc-bench-armsom-sige5-full-report.txt": (12, {
         ("aes-256-cbc", "legacy", 1, 16, None, "Cortex-A53"): 146626410.0,
         ("aes-256-cbc", "legacy", 1, 16384, None, "Cortex-A53"): 1008697340.0,

@@ -79,6 +79,14 @@ def test_busy_cells_flagged_from_progress_seconds_and_flags():
     assert rows[0].flags == ["busy-old", "throttled-new"]
 
 
+def test_parser_flags_are_carried_into_the_diff():
+    """A figure summed from some -multi children (openssl's summary missing) must not look like a clean one."""
+    summed = throughput([100.0], threads=64, flags=["partial-children"])
+    rows = diff.diff_runs(make_run("a", [HostResult("h", measurements=throughput([90.0], threads=64))]),
+                          make_run("b", [HostResult("h", measurements=summed)]))
+    assert rows[0].flags == ["partial-children-new"]
+
+
 def test_unsupported_and_missing_cells_are_flagged():
     unsupported = Measurement("chacha20-poly1305", 1024, status="unsupported", reason="OpenSSL 1.0.2", api="evp")
     old = make_run("a", [HostResult("h", measurements=[unsupported] + throughput([1.0]))])

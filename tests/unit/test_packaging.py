@@ -20,7 +20,7 @@ def test_wheel_carries_every_playbook_script_and_inventory_file(tmp_path):
                for p in (ROOT / top).rglob("*") if p.is_file()}
     assert shipped, "nothing found under playbooks/ and inventory/"
     assert shipped <= names, f"missing from the wheel: {sorted(shipped - names)}"
-    assert "orchestrator/parse/speed.py" in names and "orchestrator/commands/run.py" in names
+    assert "orchestrator/parse/speed/__init__.py" in names and "orchestrator/commands/run.py" in names
 
 
 def test_runner_finds_the_playbooks_and_the_default_inventory():

@@ -279,6 +279,20 @@ def test_multi_public_key():
     assert (got[("rsa2048", "sign")].ops_per_second, got[("rsa2048", "sign")].threads) == (991.1, 2)
 
 
+def test_measurement_field_order():
+    """resolve.finish builds each Measurement positionally (its hot loop): the order it writes them in."""
+    import dataclasses
+
+    from orchestrator.model import Measurement
+    assert [f.name for f in dataclasses.fields(Measurement)] == [
+        "algorithm", "block_size", "bytes_per_second", "operation", "ops_per_second", "threads", "api",
+        "openssl_version", "count", "seconds", "status", "reason", "repeat", "flags", "cpu"]
+    m = parse_speed("The 'numbers' are in 1000s of bytes per second processed.\n"
+                    "type             16 bytes\nAES-128-GCM      39733.66k\n", threads=3).measurements[0]
+    assert (m.algorithm, m.block_size, m.bytes_per_second, m.operation, m.threads, m.api, m.status, m.repeat,
+            m.flags, m.cpu) == ("aes-128-gcm", 16, 39733660.0, None, 3, "evp", OK, 0, [], None)
+
+
 # ----------------------------------------------------------------------------- build block
 
 

@@ -96,3 +96,22 @@ def test_fuzz_never_raises():
                 for m in parsed.measurements:
                     assert m.algorithm
                     assert m.value is None or m.value == m.value  # never NaN
+
+
+def test_every_anchor_holds_its_word_where_it_splits():
+    """lines_of tests a line for the anchors' plain words before the costly split: a place an anchor
+    splits must hold that anchor's word, or a line with lost newlines would stay glued."""
+    import re
+
+    from orchestrator.parse.speed.lines import ANCHORS
+    splits = 0
+    for path in FIXTURES:
+        text = path.read_text().replace("\n", " ")
+        for word, pattern in ANCHORS:
+            for match in re.finditer(pattern, text):
+                if match.start() == match.end() == 0:
+                    continue
+                around = text[max(0, match.start() - len(word)):match.end() + len(word) + 40]
+                assert word in around, (path.name, word, around)
+                splits += 1
+    assert splits > 10_000
