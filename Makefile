@@ -25,7 +25,7 @@ test: setup rig-up
 
 # Unit tests only: no test hosts needed.
 unit: setup
-	$(BIN)/pytest -q -ra -m 'not rig'
+	$(BIN)/pytest -q -ra tests/unit
 
 rig-up: setup
 	$(BIN)/python tests/rig/rig.py up

@@ -158,6 +158,8 @@ class ParsedLog:
     os: OsFacts = field(default_factory=OsFacts)
     openssl: OpenSSLBuild = field(default_factory=OpenSSLBuild)
     skipped: list[str] = field(default_factory=list)  # human-readable notes on what could not be read
+    # How openssl timed it: "elapsed" (wall clock: -elapsed), "cpu" (its default, user CPU time), "mixed", or None
+    timing: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -166,6 +168,7 @@ class ParsedLog:
             "os": self.os.to_dict(),
             "openssl": self.openssl.to_dict(),
             "skipped": list(self.skipped),
+            "timing": self.timing,
         }
 
     @classmethod
@@ -176,6 +179,7 @@ class ParsedLog:
             os=OsFacts.from_dict(data.get("os")),
             openssl=OpenSSLBuild.from_dict(data.get("openssl")),
             skipped=list(data.get("skipped", [])),
+            timing=data.get("timing"),
         )
 
 

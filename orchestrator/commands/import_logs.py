@@ -96,7 +96,9 @@ def import_logs(paths: list[Path], host: str, firmware: str | None = None,
     """Parse every log first (nothing is written when one is bad), then store the run; returns its directory."""
     if not host.strip():
         raise UserError("--host must name the host the logs come from")
-    result = merge(host, parse_logs(paths), firmware)
+    logs = parse_logs(paths)
+    result = merge(host, logs, firmware)
+    timings = {log.timing for log in logs if log.timing}
     run_dir = store.new_run_dir(results_dir)
     target = store.host_dir(run_dir, host)
     for index, path in enumerate(paths):
@@ -105,6 +107,7 @@ def import_logs(paths: list[Path], host: str, firmware: str | None = None,
         result.logs.append(str(copy.relative_to(run_dir)))
     command = ["sslbench", "import", *map(str, paths), "--host", host] + (["--firmware", firmware] if firmware else [])
     run = Run(run_id=run_dir.name, created=store.utc_now(), command=command, hosts=[result], source="import",
-              matrix={"imported_logs": [p.name for p in paths]})
+              matrix={"imported_logs": [p.name for p in paths],
+                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None})
     store.save_run(run_dir, run)
     return run_dir

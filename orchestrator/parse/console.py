@@ -276,6 +276,9 @@ def _add_speed(result: ParsedLog, command: str | None, body: str) -> list[str]:
     )
     result.measurements.extend(parsed.measurements)
     _merge_build(result.openssl, parsed.openssl)
+    timing = "elapsed" if command and "-elapsed" in command.split() else parsed.timing
+    if timing:
+        result.timing = timing if result.timing in (None, timing) else "mixed"
     label = _label(command)
     result.skipped.extend(f"{label}: {note}" if command else note for note in parsed.skipped)
     if command and not parsed.measurements and not parsed.skipped:

@@ -42,6 +42,10 @@ from orchestrator.parse.speed.tables import (
 from orchestrator.parse.speed.wrapped import end_of_wrapped, join_wrapped, keep_pk_row_start
 
 
+# What openssl prints (not with -mr) when -elapsed is given: its figures are by wall clock, not user CPU time.
+ELAPSED_SAID = "You have chosen to measure elapsed time"
+
+
 def parse_speed(text: str, *, threads: int | None = None, api: str | None = None,
                 algorithm: str | None = None) -> ParsedLog:
     """Every measurement in one `openssl speed` output, plus the OpenSSL build it names.
@@ -132,6 +136,8 @@ def _read_line(line: str, state: State) -> None:
         read_header(line, state)
     elif first == "T" and line.startswith("The 'numbers'"):
         pass
+    elif first == "Y" and line.startswith(ELAPSED_SAID):
+        state.elapsed = True
     elif first in PK_HEADER_FIRST and is_pk_header(line):
         read_pk_header(line, header_words, state)
     elif first.isdigit() or line[:3] in ("rsa", "dsa", "mlk") or state.pk_table:
@@ -152,6 +158,8 @@ def _read_line(line: str, state: State) -> None:
 def _read_command(line: str, state: State) -> None:
     """`openssl speed -multi 4 -evp aes-128-gcm` typed in the log: what it asks for (threads, API, names)."""
     hints = speed_command_hints(line)
+    if "-elapsed" in line.split():
+        state.elapsed = True
     if hints["algorithms"] or hints["threads"] or hints["api"] or hints["mr"]:
         state.hints = hints
     else:

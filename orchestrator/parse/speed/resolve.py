@@ -99,7 +99,8 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
         skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")
     if not measurements:
         skipped.append("no openssl speed results found")
-    return ParsedLog(measurements=measurements, openssl=state.build, skipped=skipped)
+    timing = "elapsed" if state.elapsed else "cpu" if state.progress else None  # progress lines: openssl's default
+    return ParsedLog(measurements=measurements, openssl=state.build, skipped=skipped, timing=timing)
 
 
 def _figures_from_progress(progress: dict[tuple, list[tuple[int, float]]], runs_read: dict[tuple, int],

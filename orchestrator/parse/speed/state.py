@@ -44,6 +44,7 @@ class State:
     seen_block: bool = False  # a version block line was read (a headerless -multi summary may follow)
     hints: dict | None = None  # what an `openssl speed …` command line in the log asks for (speed_command_hints)
     ops_format: bool = False  # 3.2+ progress lines (`… ops in 2.99s`)
+    elapsed: bool = False  # timed by wall clock: `-elapsed` on its command line, or openssl said so
 
     # Figures, in the order read
     rows: list[Row] = field(default_factory=list)
