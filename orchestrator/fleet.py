@@ -5,13 +5,13 @@ Ansible events say (facts, progress, shipped logs, measurements, validity flags)
 Phases (one ansible-runner call each, playbooks/sslbench.yml selected by tag):
   detect    -> facts per host (parsed with orchestrator.parse), what to install
   provision -> only hosts without OpenSSL (or --upgrade-openssl), with the package manager detect found
-  bench     -> the on-host script runs the planned cells; every poll brings progress and finished logs
+  launch, collect -> orchestrator/bench.py: each host's runner runs its planned cells; polls bring them back
 With storing on, run.json is saved whenever a host finishes, so a crash or Ctrl-C loses nothing measured.
 """
 from __future__ import annotations
 
 import hashlib
-import math
+import time
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +26,8 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.progress import ProgressView
-from orchestrator.runner import CLEANUP_PLAYBOOK, PROXY_CLOSED, Driver, HostEvent, Interrupt
+from orchestrator.runner import PROXY_CLOSED, Driver, HostEvent, Interrupt
 
-POLL_DELAY = 3  # seconds between progress polls on a host (each costs the controller ~0.5 s of CPU)
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
 # <name>.txt beside facts.txt: not *.log, which are the cells' raw outputs.
@@ -70,6 +69,12 @@ class HostState:
     budget: budget.BudgetPlan | None = None
     conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
     cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
+    # What the last launch or collect pass said (orchestrator/bench.py decides from it): the runner's state,
+    # or the SSH/command problem (HOST_UNREACHABLE / HOST_FAILED) and its words
+    poll_state: str | None = None
+    poll_problem: str | None = None
+    poll_message: str = ""
+    poll_at: float = 0.0  # time.monotonic() when that answer came
 
 
 def apply_facts(state: HostState, detect_stdout: str) -> None:
@@ -177,6 +182,7 @@ class Collector:
         self.run_dir = run_dir
         self.view = view
         self.store_results = store_results
+        self.bench_phase = False  # set by orchestrator/bench.py while it launches and collects
         self.hosts: dict[str, HostState] = {}
         self.exit_codes: dict[str, dict[str, int]] = {}
 
@@ -206,7 +212,12 @@ class Collector:
             progress.phase, changed = "detect", True
         if event.kind == "ok" and event.task.startswith("Install"):
             progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
-        if event.kind == "unreachable":
+        if self.bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
+            # launch and collect: one failed pass is not the end of a host (orchestrator/bench.py retries)
+            state.poll_problem = HOST_UNREACHABLE if event.kind == "unreachable" else HOST_FAILED
+            state.poll_message = (f"{event.task}: {event.message or 'unreachable'}" if event.kind == "unreachable"
+                                  else failure_reason(event))
+        elif event.kind == "unreachable":
             fail(state, HOST_UNREACHABLE, f"{event.task}: {event.message or 'unreachable'}")
             progress.phase, progress.message, changed = "unreachable", event.message[:80], True
         elif event.kind == "failed" and not event.ignored:
@@ -215,6 +226,10 @@ class Collector:
         if protocol.SECTION in event.stdout and event.kind == "ok":
             apply_facts(state, event.stdout)
             self._save_facts(state, event.stdout)
+        if protocol.STATE in event.stdout and event.kind == "ok":
+            state.poll_state = protocol.state(event.stdout)
+            state.poll_message = protocol.runner_output(event.stdout)
+            state.poll_at = time.monotonic()
         if protocol.PROGRESS in event.stdout:
             text = protocol.progress_part(event.stdout)
             self.exit_codes.setdefault(event.host, {}).update(protocol.exit_codes(text))
@@ -223,10 +238,7 @@ class Collector:
             changed = progress.update(text) or changed
             for cell_id, log in protocol.split_logs(event.stdout):
                 self.add_log(state, cell_id, log)
-        if event.kind == "ok" and protocol.HOST_DONE in str(event.message):
-            self.finish(state)
-            progress.phase, changed = "done", True
-        if changed or (self.view.live and event.kind == "retry"):
+        if changed:
             self.view.refresh(event.host)
 
     def add_log(self, state: HostState, cell_id: str, text: str) -> None:
@@ -265,7 +277,7 @@ class Collector:
             state.result.logs.append(rel)
 
     def finish(self, state: HostState, reason_if_unfinished: str | None = None) -> None:
-        """Decide the host's final status and write run.json."""
+        """Decide the host's final status and store it (its host.json; run.json is written at the end)."""
         if state.finished:
             return
         if state.plan is not None:
@@ -277,7 +289,8 @@ class Collector:
                 state.result.flags.append("incomplete")
             judge_conditions(state)
         state.finished = True
-        self.save()
+        if self.store_results:
+            store.save_host(self.run_dir, state.dir_name, state.result)
 
     def save(self) -> None:
         if self.store_results:
@@ -330,18 +343,6 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
     state.plan = plan
     state.result.measurements.extend(plan.unsupported)
     return plan
-
-
-def bench_vars(run_id: str, plans: dict[str, tuple[HostState, HostPlan]], idle_wait: int = DEFAULT_IDLE_WAIT) -> dict:
-    host_plans = {}
-    for name, (state, plan) in plans.items():
-        # Poll for the planned time plus a generous margin (slow boards overrun -seconds: key setup, forks),
-        # the idle gate and the snapshots.
-        seconds = plan.eta_seconds * 1.5 + 120 + 5 * len(plan.cells) + idle_wait + 2 * SNAPSHOT_SECONDS
-        host_plans[name] = {"openssl": state.openssl_path, "cell_chunks": matrix.cells_chunks(plan.cells),
-                            "idle_max": idle_wait, "retries": int(math.ceil(seconds / POLL_DELAY)),
-                            "delay": POLL_DELAY}
-    return {"sslbench_run_id": run_id, "sslbench_plan": host_plans}
 
 
 def diagnose_hidden_hops(driver: Driver, collector: Collector) -> None:
@@ -417,28 +418,10 @@ def record_plans(run: Run, plans: dict[str, tuple[HostState, HostPlan]], options
                            for name, (state, plan) in plans.items()}
 
 
-def bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostState, HostPlan]], options: PlanOptions,
-          interrupt: Interrupt, *, forks_given: bool) -> None:
-    """Run every planned host's cells (all at once unless --forks said otherwise); on an interrupt, stop openssl on
-    the hosts and ship what finished (playbooks/cleanup.yml)."""
-    for name, (_state, plan) in plans.items():
-        progress = collector.view.host(name)
-        progress.planned = {c.id: c.seconds for c in plan.cells}
-        progress.total = len(plan.cells)
-    if not plans or interrupt.requested:
-        return
-    if not forks_given:
-        driver.forks = max(5, len(plans))
-    status = driver.play(tags="bench", extravars=bench_vars(collector.run.run_id, plans, options.idle_wait),
-                         on_event=collector.on_event)
-    if status == "canceled" or interrupt.requested:
-        driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": collector.run.run_id},
-                    on_event=collector.on_event, cancellable=False)
-
-
 def finish_all(collector: Collector, interrupt: Interrupt) -> None:
-    """Every host's final status (an interrupted run says so for what did not finish), run.json written."""
+    """Every host's final status (an interrupted run says so for what did not finish), run.json written whole."""
     unfinished = interrupt.reason if interrupt.requested else None
     for state in collector.hosts.values():
         collector.finish(state, unfinished)
+    collector.run.complete = True
     collector.save()

@@ -229,6 +229,8 @@ class Run:
     hosts: list[HostResult] = field(default_factory=list)
     source: str = "run"  # "run" (measured by sslbench) or "import" (saved logs)
     schema: int = SCHEMA_VERSION
+    # False while `sslbench run` is at work: then each finished host is in its own <host>/host.json (store.py)
+    complete: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -238,6 +240,7 @@ class Run:
             "source": self.source,
             "command": list(self.command),
             "matrix": self.matrix,
+            "complete": self.complete,
             "hosts": [h.to_dict() for h in self.hosts],
         }
 

@@ -7,7 +7,6 @@ the markers of playbooks/files/*.sh and the playbooks.
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
                   `@@sslbench-state STATE` last
   run.sh launch   `@@sslbench-state started`
-  sslbench.yml    `@@sslbench-host-done` (a debug task's message once a host is done)
   conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and
                   cell's evidence; inside a snapshot, `@@ SECTION [NAME]` before each part (SUBSECTION) and
                   `note: ...` for what the host lacks (orchestrator/parse/conditions.py reads the parts)
@@ -28,7 +27,6 @@ LOG = "@@sslbench-log "
 ENDLOG = "@@sslbench-endlog "
 RUNNER_OUTPUT = "@@sslbench-runner-output"
 STATE = "@@sslbench-state "
-HOST_DONE = "@@sslbench-host-done"
 
 # conditions.sh's blocks and the sub-sections inside them
 BLOCK_BEGIN = "@@ begin sslbench-"

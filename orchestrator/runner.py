@@ -37,6 +37,9 @@ PLAYBOOK_DIR = _shipped_dir("playbooks")
 MAIN_PLAYBOOK = "sslbench.yml"
 CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
+# Hosts worked on at once unless --forks says otherwise: each pass is short (no host holds a worker while its cells
+# run), so this caps concurrent SSH sessions and the controller's memory, not the fleet's size.
+DEFAULT_FORKS = 50
 # What ssh says when the connection to a proxy (ProxyJump/ProxyCommand) hop closed before the host answered
 # (fleet.diagnose_hidden_hops asks again to hear why).
 PROXY_CLOSED = "Connection closed by UNKNOWN port 65535"
@@ -264,6 +267,11 @@ class Driver:
             "ANSIBLE_RETRY_FILES_ENABLED": "False",
             "ANSIBLE_NOCOLOR": "True",
             "ANSIBLE_DEPRECATION_WARNINGS": "False",
+            # Where the launch script lands: an absolute path, so Ansible need not ask the shell for `~` (a login
+            # shell that prints a banner or a title first would garble the answer) and a read-only home is no matter
+            "ANSIBLE_REMOTE_TEMP": os.environ.get("ANSIBLE_REMOTE_TEMP") or "/tmp/.sslbench-ansible-$USER",
+            # the strategy's loop checks its workers every 1 ms by default: a busy loop while hosts wait
+            "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.05",
             # raw output from a pty can carry odd bytes; never let a decode error kill the callback.
             "ANSIBLE_STDOUT_CALLBACK": "default",
             # SSH master connections of this run only: reusing one from an earlier run (ControlPersist)
@@ -308,7 +316,7 @@ class Driver:
             playbook=str(PLAYBOOK_DIR / playbook),
             inventory=str(self.inventory),
             limit=limit or self.limit,
-            forks=self.forks,
+            forks=self.forks or DEFAULT_FORKS,
             tags=tags,
             cmdline=cmdline,
             verbosity=self.ansible.verbosity or None,

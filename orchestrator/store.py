@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from orchestrator.errors import UserError
-from orchestrator.model import SCHEMA_VERSION, Run
+from orchestrator.model import SCHEMA_VERSION, HostResult, Run
 
 RUN_FILE = "run.json"
+HOST_FILE = "host.json"  # <run>/<host>/host.json: a host's result, written when it finishes
 DEFAULT_RESULTS = Path("results")
 
 _COMPACT = (",", ":")  # json.dumps separators without spaces
@@ -70,6 +71,20 @@ def host_dir(run_dir: Path, host: str) -> Path:
     return path
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save_host(run_dir: Path, dir_name: str, host: HostResult) -> Path:
+    """One host's result beside its logs, when it finishes: run.json is written at the start and the end of a run,
+    not once per host (rewriting it whole for each of 1,000 hosts writes gigabytes)."""
+    path = host_dir(run_dir, dir_name) / HOST_FILE
+    _write_atomically(path, json.dumps(host.to_dict(), separators=_COMPACT) + "\n")
+    return path
+
+
 def save_run(run_dir: Path, run: Run) -> Path:
     """Write run.json atomically: a crash mid-write never leaves a truncated store.
 
@@ -82,9 +97,7 @@ def save_run(run_dir: Path, run: Run) -> Path:
     head = json.dumps(data, separators=_COMPACT)
     lines = ",\n".join(json.dumps(host, separators=_COMPACT) for host in hosts)
     text = f'{head[:-1]},"hosts":[\n{lines}\n]}}\n' if hosts else f'{head[:-1]},"hosts":[]}}\n'
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _write_atomically(path, text)
     return path
 
 
@@ -103,7 +116,21 @@ def load_run(path: Path | str) -> Run:
     schema = data.get("schema", 0)
     if schema > SCHEMA_VERSION:
         raise UserError(f"{file} was written by a newer sslbench (schema {schema}); upgrade sslbench to read it")
-    return Run.from_dict(data)
+    run = Run.from_dict(data)
+    if not run.complete:  # a run at work, or one that stopped dead: its finished hosts are in their own files
+        _add_finished_hosts(run, file.parent)
+    return run
+
+
+def _add_finished_hosts(run: Run, run_dir: Path) -> None:
+    finished = {}
+    for path in sorted(run_dir.glob(f"*/{HOST_FILE}")):
+        try:
+            host = HostResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError):
+            continue  # a file cut short by the crash: its host stays as run.json had it
+        finished[host.host] = host
+    run.hosts = [finished.pop(h.host, h) for h in run.hosts] + list(finished.values())
 
 
 def list_runs(results_dir: Path | str = DEFAULT_RESULTS) -> list[Path]:

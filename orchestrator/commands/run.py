@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestrator import fleet, store, tables
+from orchestrator import bench, fleet, store, tables
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
@@ -41,7 +41,7 @@ def run_command(args: argparse.Namespace) -> int:
     ansible = AnsibleOptions.from_args(args)  # passwords first: a Ctrl-C at the prompt leaves no empty run
     run_dir = store.new_run_dir(args.results)
     run = Run(run_id=run_dir.name, created=store.utc_now(), command=redacted_command(["sslbench", *sys.argv[1:]]),
-              matrix=options.request.to_dict())
+              matrix=options.request.to_dict(), complete=False)
     store.save_run(run_dir, run)
     with Interrupt() as interrupt, ProgressView() as view, \
             Driver(run_dir, inventory, limit=args.limit, forks=args.forks,
@@ -57,7 +57,7 @@ def run_command(args: argparse.Namespace) -> int:
         for name, (_state, plan) in plans.items():
             for note in plan.notes:
                 print(f"{name}: {note}", file=sys.stderr)
-        fleet.bench(driver, collector, plans, options, interrupt, forks_given=args.forks is not None)
+        bench.run_bench(driver, collector, plans, options, interrupt)
         fleet.finish_all(collector, interrupt)
     print(tables.render_runs([run], args.format))
     print_host_summary(run, run_dir)

@@ -2,13 +2,13 @@
 # It lives in its own work dir (/tmp/sslbench.<run-id>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
 # line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
 #   sh run.sh launch OPENSSL [IDLE_MAX]
-#                             start the runner detached from this SSH session and return once it runs;
-#                             when it cannot start, print what the host said and exit 1
+#                             start the runner detached from this SSH session (and return at once)
 #   sh run.sh start OPENSSL [IDLE_MAX]
 #                             the runner itself (in the foreground): with conditions.sh, idle gate (at most
 #                             IDLE_MAX s, 0 = none) and snapshot first, every cell through `conditions.sh cell`
 #                             (evidence appended to its log), snapshot after; logs/conditions-{idle,before,after}.log
 #   sh run.sh poll            print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs)
+#   sh run.sh forget          remove the work dir of a finished run whose every log was shipped
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
 # Files: pid (the runner's pid, written by itself), child.pid, progress, runner.out (what the runner itself
 # printed: the host's words when it fails), logs/<id>.log (finished cells not yet shipped), shipped/<id>.log.
@@ -68,34 +68,18 @@ conditions_log() {
 }
 
 launch() {
-    # HUP ignored before forking (and so in the runner: an ignored signal stays ignored across exec): the
-    # session's pty hangs up as soon as this shell exits. Real OpenWrt BusyBox has no nohup, and 19.07's no
-    # setsid either: without setsid the runner stays in this session, in the background, HUP ignored, with
-    # none of the session's descriptors open.
+    # HUP ignored before forking (and so in the runner: an ignored signal stays ignored across exec): a pty the
+    # session may have hangs up as soon as this shell exits. Real OpenWrt BusyBox has neither nohup nor setsid:
+    # without setsid the runner stays in this session, in the background, HUP ignored, with none of the
+    # session's descriptors open. Its pid is written here at once (it writes its own too): a runner that failed
+    # to start is found dead by the next poll, which ships what it said (runner.out).
     trap '' HUP
-    rm -f pid
     if command -v setsid >/dev/null 2>&1; then
         setsid sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     else
         sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     fi
-    launched=$!
-    # The runner writes its pid first thing; wait for it (whole seconds: BusyBox sleep may take no fractions).
-    tries=0
-    while [ ! -s pid ]; do
-        if ! alive "$launched" && [ ! -s pid ]; then
-            echo "the benchmark runner did not start; the host said:"
-            cat runner.out 2>/dev/null
-            exit 1
-        fi
-        tries=$((tries + 1))
-        if [ "$tries" -gt 30 ]; then
-            echo "the benchmark runner did not start within 30 s; the host said:"
-            cat runner.out 2>/dev/null
-            exit 1
-        fi
-        sleep 1
-    done
+    echo "$!" > pid
     echo "@@sslbench-state started"
 }
 
@@ -210,6 +194,14 @@ poll() {
     echo "@@sslbench-state $state"
 }
 
+forget() {
+    # After a poll said `finished` and the controller has its output: the work dir goes (only then, so a poll
+    # whose output was lost on the way can be asked again).
+    if [ "$(runner_state)" = finished ] && [ -z "$(ls logs 2>/dev/null)" ]; then
+        case $(pwd) in */sslbench.*) rm -rf "$(pwd)" ;; esac
+    fi
+}
+
 stop() {
     if [ -f pid ]; then
         runner=$(cat pid)
@@ -237,6 +229,7 @@ case "$1" in
     launch) launch "$2" "$3" ;;
     start) run_cells "$2" "$3" ;;
     poll) poll ;;
+    forget) forget ;;
     stop) stop ;;
-    *) echo "usage: run.sh launch|start OPENSSL [IDLE_MAX] | poll | stop" >&2; exit 2 ;;
+    *) echo "usage: run.sh launch|start OPENSSL [IDLE_MAX] | poll | forget | stop" >&2; exit 2 ;;
 esac

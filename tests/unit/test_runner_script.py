@@ -243,22 +243,14 @@ def test_the_idle_gate_runs_first_and_the_progress_says_so(tmp_path):
     assert gate["idle"] in (True, False) and gate["reason"] in ("load", "quiet", "timeout")
 
 
-def test_scripts_sent_in_commands_fit_dropbear():
-    # the playbook sends detect.sh in one raw command and run.sh / conditions.sh in pieces of N lines, each
-    # inside sh -c '...' (every ' becomes '"'"'); dropbear refuses commands over 9000 bytes (MAX_CMD_LEN), and
-    # the task adds a few lines around each piece
-    playbook = (SCRIPT.parents[1] / "sslbench.yml").read_text()
-    pieces = [(SCRIPT.parent / "detect.sh").read_text()]
-    for name in ("sslbench-run.sh", "conditions.sh"):
-        match = re.search(rf"files/{name}'\)\.splitlines\(\)\s*\|\s*batch\((\d+)\)", playbook)
-        assert match, f"the playbook no longer sends {name} in batches of lines"
-        lines = (SCRIPT.parent / name).read_text().splitlines()
-        size = int(match.group(1))
-        pieces += ["\n".join(lines[i:i + size]) for i in range(0, len(lines), size)]
-    for text in pieces:
-        assert len(text.encode()) + 4 * text.count("'") < 7500
-        for marker in ("{{", "{%", "{#"):  # Jinja would eat them
-            assert marker not in text, marker
+def test_detect_sent_in_one_command_fits_dropbear():
+    # the playbook sends detect.sh in one raw command inside sh -c '...' (every ' becomes '"'"'); dropbear refuses
+    # commands over 9000 bytes (MAX_CMD_LEN), and the task adds the two list variables around it. The runner and
+    # its conditions script travel as one launcher file (ansible.builtin.script): no such limit.
+    text = (SCRIPT.parent / "detect.sh").read_text()
+    assert len(text.encode()) + 4 * text.count("'") < 7500
+    for marker in ("{{", "{%", "{#"):  # Jinja would eat them
+        assert marker not in text, marker
 
 
 # --- launch: detached from the SSH session with nothing but POSIX sh --------------------------------------------
@@ -322,8 +314,16 @@ def test_launch_without_setsid_or_nohup_survives_the_session_hangup(tmp_path):
 def test_a_runner_that_cannot_start_shows_the_hosts_own_words(tmp_path):
     work, fake = workdir(tmp_path, [("001-t", "speed table")])
     broken = "#!/bin/sh\necho 'setsid: failed to execute sh: Operation not permitted' >&2\nexit 1\n"
-    out, code = launch_in_a_session_that_hangs_up(work, fake, sh_only_path(tmp_path, {"setsid": broken}))
-    assert code == 1 and "did not start" in out and "setsid: failed to execute sh: Operation not permitted" in out
+    path = sh_only_path(tmp_path, {"setsid": broken})
+    out, code = launch_in_a_session_that_hangs_up(work, fake, path)
+    assert code == 0 and "@@sslbench-state started" in out  # launch returns at once; the poll finds out
+    launched = int((work / "pid").read_text())
+    deadline = time.time() + 10
+    while time.time() < deadline and alive(launched):
+        time.sleep(0.05)
+    poll = subprocess.run(["/bin/sh", str(work / "run.sh"), "poll"], capture_output=True, text=True,
+                          env={"PATH": path}).stdout
+    assert "@@sslbench-state died" in poll and "setsid: failed to execute sh: Operation not permitted" in poll
 
 
 def test_a_runner_that_finished_between_two_looks_is_not_dead(tmp_path):
@@ -336,3 +336,56 @@ def test_a_runner_that_finished_between_two_looks_is_not_dead(tmp_path):
     (work / "runner.out").write_text("sh: ./run.sh: line 80: openssl: Input/output error\n")
     out = sh(work, "poll").stdout
     assert "@@sslbench-state died" in out and "Input/output error" in out
+
+
+# --- the launcher: one file that ships the runner, its conditions script and cells, and starts it --------------
+
+def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_launch_finds_it(tmp_path):
+    from orchestrator import bench
+    from orchestrator.matrix import Capabilities, Cell, HostPlan
+
+    _, fake = workdir(tmp_path, [])
+    plan = HostPlan(host="h", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)))
+    plan.cells.append(Cell(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
+                               args=["speed", "table"], seconds=2.0))
+    run_id = f"unit{os.getpid()}"
+    script = tmp_path / "launcher.sh"
+    script.write_text(bench.launcher_script(run_id, plan, str(fake), 0))
+    work = Path(bench.work_dir(run_id))
+    path = sh_only_path(tmp_path)
+    try:
+        # as the sslbench_launch action runs it: `sh -s`, the script on stdin
+        first = subprocess.run(["/bin/sh", "-s"], input=script.read_text(), capture_output=True, text=True,
+                               env={"PATH": path}, timeout=30)
+        assert first.returncode == 0 and "@@sslbench-state started" in first.stdout, first.stdout + first.stderr
+        for name, source in (("run.sh", SCRIPT), ("conditions.sh", CONDITIONS)):
+            assert (work / name).read_text() == source.read_text()  # shipped byte for byte
+        assert (work / "cells.txt").read_text() == "001-t\t-\tspeed table\n"
+        # asked again (its first answer was lost): the runner is found, nothing is started twice
+        again = subprocess.run(["/bin/sh", "-s"], input=script.read_text(), capture_output=True, text=True,
+                               env={"PATH": path}, timeout=30)
+        assert again.returncode == 0 and "@@sslbench-state started" in again.stdout
+        deadline = time.time() + 20
+        progress = work / "progress"
+        while time.time() < deadline and not (progress.exists() and "finished" in progress.read_text()):
+            time.sleep(0.2)
+        poll = subprocess.run(["/bin/sh", str(work / "run.sh"), "poll"], capture_output=True, text=True,
+                              env={"PATH": path}).stdout
+        assert sorted(cell for cell, _ in split_logs(poll)) == ["001-t", "conditions-after", "conditions-before",
+                                                               "conditions-idle"] and "@@sslbench-state finished" in poll
+        assert (work / "progress").read_text().count("start 1 1 001-t") == 1
+        # only once the controller has that output does the work dir go
+        subprocess.run(["/bin/sh", str(work / "run.sh"), "forget"], env={"PATH": path}, check=True)
+        assert not work.exists()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_forget_keeps_a_work_dir_with_logs_not_yet_shipped(tmp_path):
+    work, fake = workdir(tmp_path, [("001-a", "speed -mr")])
+    assert sh(work, "start", str(fake)).returncode == 0  # finished, its log not yet polled
+    sh(work, "forget")
+    assert (work / "logs" / "001-a.log").exists()
+    assert "@@sslbench-state finished" in sh(work, "poll").stdout
+    sh(work, "forget")
+    assert not work.exists()

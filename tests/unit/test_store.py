@@ -186,3 +186,24 @@ def test_rows_of_an_older_version_missing_the_newest_fields_load_with_their_defa
     loaded = store.load_run(tmp_path).hosts[0].measurements
     assert loaded == [dataclasses.replace(m, **{names[-1]: dataclasses.fields(Measurement)[-1].default})
                       for m in expected]
+
+
+def test_a_run_at_work_is_read_with_its_finished_hosts_and_written_whole_at_the_end(tmp_path):
+    from orchestrator.model import HostResult, Measurement, Run
+
+    run_dir = store.new_run_dir(tmp_path)
+    run = Run(run_id=run_dir.name, created="now", hosts=[HostResult("a"), HostResult("b")], complete=False)
+    store.save_run(run_dir, run)
+    done = HostResult("b", measurements=[Measurement("sha256", 16, 1e6)])
+    store.save_host(run_dir, "b", done)
+    store.save_host(run_dir, "c", HostResult("c", status="failed", reason="x"))
+    (run_dir / "a").mkdir()
+    (run_dir / "a" / store.HOST_FILE).write_text('{"host": "a", "measure')  # cut short by a crash
+    loaded = store.load_run(run_dir)
+    assert [(h.host, len(h.measurements), h.status) for h in loaded.hosts] == [("a", 0, "ok"), ("b", 1, "ok"),
+                                                                                  ("c", 0, "failed")]
+    # complete: run.json is the whole truth, host files are not read again
+    loaded.complete = True
+    loaded.hosts = loaded.hosts[:1]
+    store.save_run(run_dir, loaded)
+    assert [h.host for h in store.load_run(run_dir).hosts] == ["a"]
