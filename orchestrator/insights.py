@@ -17,12 +17,12 @@ Values are medians over repeats; units as in orchestrator.units (MB/s = 10^6 byt
 from __future__ import annotations
 
 import re
-import statistics
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from orchestrator.diff import CellKey, host_cells
 from orchestrator.model import HostResult
+from orchestrator.stats import median
 from orchestrator.validity import measured_mhz
 from orchestrator.units import fmt_number, mbits, mbytes
 
@@ -43,7 +43,7 @@ def fmt_rate(value: float, unit: str = "B/s") -> str:
 
 def medians(result: HostResult) -> dict[CellKey, float]:
     """Median value of every cell with at least one ok sample; of a cell pinned per cluster, the best cluster's."""
-    return best_core((key, statistics.median(cell.samples))
+    return best_core((key, median(cell.samples))
                      for key, cell in host_cells(result).items() if cell.samples)
 
 

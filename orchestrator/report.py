@@ -74,7 +74,7 @@ def series_of(runs: Sequence[Run]) -> list[Series]:
         label = r.host if counts[r.host] == 1 else f"{r.host} @ {run.run_id}"
         # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
         cells = diff.host_cells(r, diff.nominal_seconds(run))
-        values = insights.best_core((k, stats.summarize(c.samples).median) for k, c in cells.items() if c.samples)
+        values = insights.best_core((k, stats.median(c.samples)) for k, c in cells.items() if c.samples)
         out.append(Series(label, run, r, cells, values))
     return out
 

@@ -69,6 +69,15 @@ def summarize(values: Sequence[float]) -> Summary:
                    _quantile(ordered, 0.25), _quantile(ordered, 0.75))
 
 
+def median(values: Sequence[float]) -> float:
+    """The middle value (the mean of the two middle ones for an even count): sslbench's one median."""
+    if not values:
+        raise ValueError("median() needs at least one value")
+    if len(values) == 1:
+        return values[0]
+    return _quantile(sorted(values), 0.5)
+
+
 def _quantile(ordered: Sequence[float], q: float) -> float:
     """Linear interpolation between order statistics (numpy's default, statistics' 'inclusive' method).
 

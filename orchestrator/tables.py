@@ -6,13 +6,13 @@ import dataclasses
 import io
 import json
 from collections import defaultdict
-from statistics import median
 from typing import Any, Iterable, Sequence
 
 from tabulate import tabulate
 
 from orchestrator.errors import UserError
 from orchestrator.model import ERROR, HOST_OK, OK, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
+from orchestrator.stats import median
 from orchestrator.units import UNITS, convert, fmt_number
 
 FORMATS = ("table", "markdown", "csv", "json")

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from orchestrator.clusters import pinning_held
 from orchestrator.model import Measurement
+from orchestrator.stats import median
 
 THROTTLED = "throttled"
 HOT = "hot"
@@ -468,12 +469,10 @@ def measured_mhz(conditions: dict[str, Any]) -> float | None:
     The median over cells of the time_in_state clock of the policy each cell ran on; without cell
     evidence, the highest top clock of the host's policies (what a busy core would run at).
     """
-    clocks = sorted(khz for verdict in conditions.get("cells", {}).values()
-                    for khz in (verdict.get("facts", {}).get("clock_khz") or {}).values())
+    clocks = [khz for verdict in conditions.get("cells", {}).values()
+              for khz in (verdict.get("facts", {}).get("clock_khz") or {}).values()]
     if clocks:
-        mid = len(clocks) // 2
-        khz = clocks[mid] if len(clocks) % 2 else (clocks[mid - 1] + clocks[mid]) / 2
-        return round(khz / 1000, 1)
+        return round(median(clocks) / 1000, 1)
     tops = [c.get("top_khz") for c in conditions.get("verdict", {}).get("facts", {}).get("clocks", {}).values()]
     tops = [t for t in tops if t]
     return round(max(tops) / 1000, 1) if tops else None

@@ -99,6 +99,15 @@ def test_summary_median_spread_and_iqr():
     assert stats.summarize([7.0]).spread_pct == 0.0
 
 
+def test_median_is_the_summary_median():
+    assert stats.median([3.0]) == 3.0
+    assert stats.median([5.0, 1.0, 3.0]) == 3.0
+    assert stats.median([4.0, 1.0, 3.0, 2.0]) == 2.5  # the mean of the two middle values
+    assert stats.median([9.0, 1.0, 7.0, 2.0]) == stats.summarize([9.0, 1.0, 7.0, 2.0]).median
+    with pytest.raises(ValueError):
+        stats.median([])
+
+
 def test_delta_pct():
     assert stats.delta_pct(200.0, 150.0) == pytest.approx(-25.0)
     assert stats.delta_pct(0.0, 1.0) is None
