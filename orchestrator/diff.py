@@ -8,12 +8,13 @@ run's `-seconds`) or the cell was unsupported on a side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from orchestrator import identity, insights, stats, store, tables
 from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
+from orchestrator.units import fmt_value
 
 
 @dataclass
@@ -240,22 +241,6 @@ def _pool(entry: FirmwareSeen, host: str) -> Side:
 HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta", "p", "flags"]
 
 
-def format_value(value: float | None, unit: str, spread: float | None = None) -> str:
-    """'31.4 MB/s ± 2%' for throughput, '3344 ops/s ± 1%' for public-key rows."""
-    from orchestrator.insights import fmt_rate  # one formatter for tables, diff and report (insights imports diff)
-
-    return _format_value(fmt_rate, value, unit, spread)
-
-
-def _format_value(fmt_rate: Callable[[float, str], str], value: float | None, unit: str, spread: float | None) -> str:
-    if value is None:
-        return "-"
-    text = fmt_rate(value, unit)
-    if spread is not None:
-        text += f" ± {spread:.0f}%" if spread < 1000 else " ± >999%"
-    return text
-
-
 def _delta_cell(row: DiffRow) -> str:
     if row.delta_pct is None:
         return "-"
@@ -274,15 +259,13 @@ def _p_cell(row: DiffRow) -> str:
 
 
 def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
-    from orchestrator.insights import fmt_rate  # once, not per value: an import statement costs a microsecond
-
     out = []
     for row in rows:
         block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
         out.append([
             row.host, row.algorithm, row.api or "", row.threads if row.cpu is None else f"{row.threads} {row.cpu}", block,
-            _format_value(fmt_rate, row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
-            _format_value(fmt_rate, row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
+            fmt_value(row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
+            fmt_value(row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
             _delta_cell(row), _p_cell(row), " ".join(row.flags),
         ])
     return out

@@ -23,7 +23,7 @@ from typing import Sequence
 from orchestrator.cells import Key, best_core, host_cells, medians as cell_medians
 from orchestrator.model import HostResult
 from orchestrator.validity import measured_mhz
-from orchestrator.units import fmt_number, mbits, mbytes
+from orchestrator.units import mbits
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
 LINE_BLOCKS = (1024, 16384)  # VPN packets (~1400 B) to full TLS records (16 KiB)
@@ -31,13 +31,6 @@ DEFAULT_LINKS = (100, 1000)  # Mbit/s
 EVP_GAIN = 2.0  # EVP at least this many times legacy: the EVP path uses the CPU's AES instructions
 AES_CBC = ("aes-128-cbc", "aes-192-cbc", "aes-256-cbc")
 API_PREFERENCE = ("evp", None, "legacy")  # the figure to quote when a cell was measured through several APIs
-
-
-def fmt_rate(value: float, unit: str = "B/s") -> str:
-    """'31.4 MB/s' for throughput (bytes/s in), '3,344 ops/s' for public-key rows."""
-    if unit == "B/s":
-        return f"{fmt_number(mbytes(value))} MB/s"
-    return f"{fmt_number(value)} ops/s"
 
 
 def medians(result: HostResult) -> dict[Key, float]:

@@ -6,13 +6,13 @@ OpenSSL cannot run is not sent at all but recorded as an "unsupported" Measureme
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from orchestrator.errors import UserError
 from orchestrator.model import UNSUPPORTED, Measurement
+from orchestrator.units import format_eta  # noqa: F401 - re-exported until commands/hosts.py calls units.format_eta
 
 DEFAULT_ALGORITHMS = (
     "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "sha256", "sha512",
@@ -343,17 +343,6 @@ def cells_chunks(cells: Iterable[Cell], limit: int = 3000) -> list[str]:
         else:
             chunks.append(line)
     return chunks
-
-
-def format_eta(seconds: float) -> str:
-    seconds = int(math.ceil(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{sec:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 # --- what the detect play printed --------------------------------------------------------------

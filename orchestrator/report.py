@@ -18,7 +18,7 @@ from orchestrator import diff, identity, insights, stats, store, tables
 from orchestrator.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
-from orchestrator.units import fmt_throughput, mbytes
+from orchestrator.units import fmt_throughput, fmt_value, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
 MAX_DIFF_BARS = 40  # the largest changes only
@@ -186,7 +186,7 @@ def _cell_text(cell: Cell) -> str:
     if not cell.samples:
         return " ".join(sorted(cell.flags)) or "-"
     summary = stats.summarize(cell.samples)
-    return diff.format_value(summary.median, cell.unit, summary.spread_pct if summary.n > 1 else None)
+    return fmt_value(summary.median, cell.unit, summary.spread_pct if summary.n > 1 else None)
 
 
 def _diff_section(old: Run, new: Run) -> list[Block]:
