@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from orchestrator import stats, validity
 from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
@@ -42,6 +42,14 @@ _key_fields = operator.attrgetter(*Key._fields)
 
 def key_of(m: Measurement) -> Key:
     return Key._make(_key_fields(m))
+
+
+_record_key_fields = operator.itemgetter(*Key._fields)
+
+
+def record_key(record: Mapping[str, Any]) -> Key:
+    """The Key of a flat record (tables.records: a Measurement's fields in a dict)."""
+    return Key._make(_record_key_fields(record))
 
 
 def sort_key(key: Key) -> tuple:

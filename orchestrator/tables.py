@@ -10,6 +10,7 @@ from typing import Any, Iterable, Sequence
 
 from tabulate import tabulate
 
+from orchestrator.cells import record_key
 from orchestrator.errors import UserError
 from orchestrator.model import ERROR, HOST_OK, OK, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
 from orchestrator.stats import median
@@ -161,7 +162,9 @@ def display_rows(rows: Sequence[Sequence[Any]], fmt: str) -> list[list[Any]]:
     return [[fmt_number(v) if isinstance(v, float) else ("" if v is None else v) for v in r] for r in rows]
 
 
-_RowKey = tuple  # (host, algorithm, api, threads, cpu): cpu is the cluster of a pinned big.LITTLE cell
+# A table cell is a host's cells.Key: the row holds its other fields, the column its block size (throughput) or
+# operation (public key). cpu is the cluster of a pinned big.LITTLE cell.
+_RowKey = tuple  # (host, algorithm, api, threads, cpu)
 
 
 def _cells(rows: list[dict[str, Any]], column_field: str, value_field: str) -> tuple[dict, dict]:
@@ -169,10 +172,11 @@ def _cells(rows: list[dict[str, Any]], column_field: str, value_field: str) -> t
     values: dict[tuple[_RowKey, Any], list[float]] = defaultdict(list)
     states: dict[tuple[_RowKey, Any], set[str]] = defaultdict(set)
     flags: dict[_RowKey, set[str]] = defaultdict(set)
-    for r in rows:  # 10^5 records: each key read once, through one bound get
+    for r in rows:  # 10^5 records: each field read once
         get = r.get
-        row_key = (get("host") or "", r["algorithm"], get("api") or "", get("threads") or 1, get("cpu") or "")
-        key = (row_key, r[column_field])
+        algorithm, api, operation, threads, block_size, cpu = record_key(r)
+        row_key = (get("host") or "", algorithm, api or "", threads or 1, cpu or "")
+        key = (row_key, block_size if column_field == "block_size" else operation)
         row_flags = get("flags")
         if row_flags:
             flags[row_key].update(row_flags)

@@ -59,3 +59,11 @@ def test_sort_key_orders_public_key_rows_and_clusters():
     keys = [Key("a", "evp", None, 1, 16384), Key("a", "evp", None, 1, 16, "LITTLE"), Key("a", "evp", None, 1, 16),
             Key("a", None, "sign", 1, None)]
     assert sorted(keys, key=cells.sort_key) == [keys[3], keys[2], keys[1], keys[0]]
+
+
+def test_a_flat_record_has_its_measurements_key():
+    from orchestrator import tables
+
+    m = tp(1.0, cpu="Cortex-A55", threads=1)
+    [record] = tables.records([HostResult("board", measurements=[m])])
+    assert cells.record_key(record) == cells.key_of(m) and type(cells.record_key(record)) is Key
