@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from orchestrator.clusters import pinning_held
+from orchestrator.matrix import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
 from orchestrator.model import Measurement
 from orchestrator.stats import median
 
@@ -409,19 +410,16 @@ def _cpu_list(cpus: list[int]) -> str:
 
 # --- glue for the run: texts in, flags on the records ---------------------------------------------
 
-FIXED_SYMMETRIC_SECONDS = 3  # speed.c default per block size (the only choice before 1.1.1)
-FIXED_PUBKEY_SECONDS = 10  # speed.c default per public-key operation
-
-
 def nominal_seconds(openssl_args: list[str], pubkey: bool = False) -> float:
-    """The seconds each timed run of a cell asked for: `-seconds N`, else openssl's defaults."""
+    """The seconds each timed run of a planned cell (matrix.CellPlan.args) asked for: `-seconds N`, else openssl's
+    defaults. What a whole stored run asked for is cells.requested_seconds."""
     if "-seconds" in openssl_args:
         at = openssl_args.index("-seconds")
         try:
             return float(openssl_args[at + 1])
         except (IndexError, ValueError):
             pass
-    return float(FIXED_PUBKEY_SECONDS if pubkey else FIXED_SYMMETRIC_SECONDS)
+    return float(FIXED_PUBKEY_SECONDS if pubkey else FIXED_SECONDS)
 
 
 def flag_cell(measurements: list[Measurement], evidence_text: str, *, threads: int = 1,
