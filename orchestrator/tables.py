@@ -4,11 +4,11 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import itertools
 import json
+import re
 from collections import defaultdict
 from typing import Any, Iterable, Sequence
-
-from tabulate import tabulate
 
 from orchestrator.cells import record_key
 from orchestrator.errors import UserError
@@ -21,10 +21,8 @@ FORMATS = ("table", "markdown", "csv", "json")
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table") -> str:
     """Render one table. `json` gives a list of objects keyed by the headers."""
-    if fmt == "table":
-        return tabulate(rows, headers=list(headers), tablefmt="simple", disable_numparse=True)
-    if fmt == "markdown":
-        return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
+    if fmt in ("table", "markdown"):
+        return _text_table(headers, rows, markdown=fmt == "markdown")
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -34,6 +32,46 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "ta
     if fmt == "json":
         return json.dumps([dict(zip(headers, row)) for row in rows], indent=2)
     raise UserError(f"unknown format '{fmt}'; choose one of: {', '.join(FORMATS)}")
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown: bool) -> str:
+    """Columns of left-aligned text: a plain table with a dashed ruler, or a GitHub Markdown table.
+
+    The layout of tabulate's "simple" and "github" formats with disable_numparse, which rendered these tables
+    before, kept character for character (tests/unit/test_tables.py): each column as wide as its widest line and
+    at least its header + 2; None is empty; surrounding whitespace of a value is dropped; values with line
+    breaks take as many lines as they have (an empty value none). Hand-written because a 50,000-row diff is
+    rendered here, and tabulate's type inference over every value took seconds.
+    """
+    head = [str(header) for header in headers]  # headers are kept as given
+    texts = [["" if value is None else str(value) for value in column] for column in zip(*rows)]
+    multiline = any(_LINE_BREAK.search(text) for text in (*head, *map("".join, texts)))  # before the strip
+    columns = [[text.strip() for text in column] for column in texts] if rows else [[] for _ in head]
+    if multiline:
+        def text_width(text: str) -> int:
+            return max(map(len, _LINE_BREAK.split(text)))
+    else:
+        text_width = len
+    widths = [max(text_width(header) + 2, max(map(text_width, column), default=0))
+              for header, column in zip(head, columns)]
+    if markdown:
+        def line(cells: Iterable[str]) -> str:
+            return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths)) + " |"
+        ruler = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    else:
+        def line(cells: Iterable[str]) -> str:
+            return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+        ruler = "  ".join("-" * width for width in widths)
+    if not multiline:
+        return "\n".join([line(head), ruler, *map(line, zip(*columns))])
+    out = [line(parts) for parts in itertools.zip_longest(*map(_LINE_BREAK.split, head), fillvalue="")]
+    out.append(ruler)
+    for row in zip(*columns):  # a row whose values are all empty takes no line
+        out.extend(line(parts) for parts in itertools.zip_longest(*(text.splitlines() for text in row), fillvalue=""))
+    return "\n".join(out)
+
+
+_LINE_BREAK = re.compile("[\r\n]")
 
 
 # ---------------------------------------------------------------------------------------------------------
