@@ -11,7 +11,7 @@ Order of what goes first (the least information lost per second saved comes firs
      the curve between them is smooth.
   2. the legacy API (EVP is what TLS and VPNs use; legacy is only the "is EVP faster" question).
   3. -seconds down one at a time (default, 3, 2, 1) where the host has it (more noise, every cell still there).
-  4. repeats, one at a time down to 1 (the verdict gets weaker, flagged few-samples).
+  4. repeats, one at a time down to 1 (the verdict gets weaker: diff needs 4 per side).
   5. sizes down to 1024 alone.
   6. algorithms, least asked-about first (ALGORITHM_DROP_ORDER); the last one always stays.
   7. the single-thread cells when an all-core run stays (or the reverse when only one is left).

@@ -11,8 +11,9 @@ Flags (the names tables and diffs show):
   busy           the host never became idle, other processes used CPU while the cell ran, or
                  openssl's progress line shows it got much less CPU time than it asked for
   cores-offline  some present CPUs were offline (a -multi figure would be low)
-  few-samples    fewer repeats than a verdict needs
   pin-failed     a pinned cell ran (also) on another core than the one it was pinned to
+Too few repeats for a verdict is not a flag of the measurements: `diff` shows each side's sample count
+and says under the table which cells have too few (stats.MIN_SAMPLES_TO_DETECT), as benchstat does.
 """
 from __future__ import annotations
 
@@ -29,9 +30,8 @@ THROTTLED = "throttled"
 HOT = "hot"
 BUSY = "busy"
 CORES_OFFLINE = "cores-offline"
-FEW_SAMPLES = "few-samples"
 PIN_FAILED = "pin-failed"
-ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, FEW_SAMPLES, PIN_FAILED)
+ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED)
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,6 @@ class Thresholds:
     host_below_top_fraction: float = 0.02
     # Frequencies within 1 % count as the same step (boards list 1799999 vs 1800000 kHz).
     same_freq: float = 0.99
-    # benchstat: fewer than 4 samples per side cannot show a significant change at p < 0.05.
-    min_repeats: int = 4
 
 
 THRESHOLDS = Thresholds()
@@ -370,32 +368,12 @@ def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterab
     return verdict
 
 
-def sample_key(m: Measurement) -> tuple[Any, ...]:
-    """What makes repeats of the same cell the same cell."""
-    return (m.algorithm, m.block_size, m.operation, m.threads, m.api, m.openssl_version, m.cpu)
-
-
-def few_samples(measurements: Iterable[Measurement], th: Thresholds = THRESHOLDS) -> set[tuple[Any, ...]]:
-    """Cells with fewer successful repeats than a verdict needs."""
-    counts: dict[tuple[Any, ...], int] = {}
-    for m in measurements:
-        if m.status == "ok":
-            counts[sample_key(m)] = counts.get(sample_key(m), 0) + 1
-    return {key for key, n in counts.items() if n < th.min_repeats}
-
-
 def apply_flags(measurements: Iterable[Measurement], flags: Iterable[str]) -> None:
     """Add flags to measurements, once each, in the order of ALL_FLAGS."""
     wanted = set(flags)
     for m in measurements:
         merged = set(m.flags) | wanted
         m.flags = [f for f in ALL_FLAGS if f in merged] + sorted(merged - set(ALL_FLAGS))
-
-
-def mark_few_samples(measurements: list[Measurement], th: Thresholds = THRESHOLDS) -> None:
-    """Flag every measurement of a cell that has too few repeats (call only when a verdict is wanted)."""
-    thin = few_samples(measurements, th)
-    apply_flags([m for m in measurements if sample_key(m) in thin], [FEW_SAMPLES])
 
 
 def _round(value: float | None, digits: int = 0) -> float | int | None:

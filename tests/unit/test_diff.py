@@ -203,6 +203,19 @@ def test_notes_explain_missing_and_weak_verdicts():
     ]
 
 
+def test_too_few_repeats_are_counted_per_cluster_and_noted_not_flagged():
+    # 2 repeats on the big core and 2 on the little one are not 4 samples of one cell: each cluster's cell has 2
+    def board(big, little):
+        return HostResult("rk3399", measurements=throughput(big, cpu="Cortex-A72") + throughput(little, cpu="Cortex-A53"))
+
+    rows = diff.diff_runs(make_run("a", [board([100.0, 101.0], [40.0, 41.0])]),
+                          make_run("b", [board([90.0, 91.0], [30.0, 31.0])]))
+    assert [(r.cpu, r.old_n, r.new_n, r.flags) for r in rows] == [("Cortex-A53", 2, 2, []), ("Cortex-A72", 2, 2, [])]
+    assert "p=0.333 n=2+2" in diff.render(rows, "table")
+    assert diff.notes(rows) == [
+        "2 cells have fewer than 4 samples on a side: need >= 4 to detect a change at alpha 0.05"]
+
+
 def test_busy_from_progress_seconds_uses_validity_threshold():
     """diff flags a short progress line by validity.py's rule, not a copy of its own."""
     from orchestrator import validity
