@@ -78,11 +78,6 @@ _LINE_BREAK = re.compile("[\r\n]")
 # Flat records and comparison tables (many hosts, many runs). Pure: data in, (headers, rows) out.
 
 PK_OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", "decaps")
-RECORD_FIELDS = (
-    "run_id", "host", "firmware", "algorithm", "api", "threads", "block_size", "operation",
-    "bytes_per_second", "ops_per_second", "status", "reason", "repeat", "flags", "openssl_version",
-    "count", "seconds",
-)
 
 
 def _record_builder():
