@@ -2,8 +2,8 @@
 
 A cell is one figure `openssl speed` measures on a host: algorithm × api × operation × threads × block size
 × cpu (the cluster a single-thread cell was pinned to on a big.LITTLE host). `Key` names those six fields;
-every module that asks "is this the same figure?" (diff, report, insights, import) uses it. The samples of
-a cell are the values of its ok measurements: one per `--repeat` index, or pooled over several runs.
+every module that asks "is this the same figure?" (diff, tables, report, insights, import) uses it. The
+samples of a cell are the values of its ok measurements: one per `--repeat` index, or pooled over several runs.
 
 Not to be confused with `matrix.CellPlan`: one planned `openssl speed` invocation, which measures a cell per
 block size (or per public-key operation).
@@ -41,6 +41,7 @@ _key_fields = operator.attrgetter(*Key._fields)
 
 
 def key_of(m: Measurement) -> Key:
+    """The Key of a measurement."""
     return Key._make(_key_fields(m))
 
 
