@@ -33,13 +33,13 @@ SECONDS = 3
 ROUNDS = 2
 
 
-def planned_cells() -> list[matrix.Cell]:
+def planned_cells() -> list[matrix.CellPlan]:
     version = subprocess.run(["openssl", "version"], capture_output=True, text=True).stdout
     request = matrix.parse_request(ALGORITHMS, SIZES, "1", "evp", SECONDS)
     return matrix.plan_host("localhost", request, openssl_version=version, logical_cpus=1).cells
 
 
-def direct(cells: list[matrix.Cell]) -> dict[tuple, float]:
+def direct(cells: list[matrix.CellPlan]) -> dict[tuple, float]:
     figures = {}
     for cell in cells:
         out = subprocess.run(["openssl", *cell.args], capture_output=True, text=True).stdout

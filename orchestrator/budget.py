@@ -11,7 +11,7 @@ Order of what goes first (the least information lost per second saved comes firs
      the curve between them is smooth.
   2. the legacy API (EVP is what TLS and VPNs use; legacy is only the "is EVP faster" question).
   3. -seconds down one at a time (default, 3, 2, 1) where the host has it (more noise, every cell still there).
-  4. repeats, one at a time down to 1 (the verdict gets weaker, flagged few-samples).
+  4. repeats, one at a time down to 1 (the verdict gets weaker: diff needs 4 per side).
   5. sizes down to 1024 alone.
   6. algorithms, least asked-about first (ALGORITHM_DROP_ORDER); the last one always stays.
   7. the single-thread cells when an all-core run stays (or the reverse when only one is left).
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from orchestrator.errors import UserError
-from orchestrator.matrix import format_eta as _human
+from orchestrator.units import format_eta
 
 # Least asked-about first: these go first when algorithms must be dropped.  Names not listed
 # (chosen by the user with --algorithms) go after these, last-named first.
@@ -68,10 +68,10 @@ class BudgetPlan:
     @property
     def message(self) -> str:
         if not self.dropped and self.fits:
-            return f"plan fits the budget ({_human(self.planned_seconds)} of {_human(self.budget_seconds)})"
-        head = (f"to fit {_human(self.budget_seconds)}" if self.fits
-                else f"cannot fit {_human(self.budget_seconds)}: the smallest plan takes "
-                     f"{_human(self.planned_seconds)}; raise --budget")
+            return f"plan fits the budget ({format_eta(self.planned_seconds)} of {format_eta(self.budget_seconds)})"
+        head = (f"to fit {format_eta(self.budget_seconds)}" if self.fits
+                else f"cannot fit {format_eta(self.budget_seconds)}: the smallest plan takes "
+                     f"{format_eta(self.planned_seconds)}; raise --budget")
         return f"{head}; dropped: {'; '.join(self.dropped) or 'nothing'}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def fit_budget(request: Any, planner: Callable[[Any], Any], budget_seconds: floa
             smaller_cost = planned_seconds(smaller_plan, cell_overhead, fixed_seconds)
             if smaller_cost >= cost:
                 break  # no saving on this host: keep what the user asked for
-            dropped.append(f"{what} (saves {_human(cost - smaller_cost)})")
+            dropped.append(f"{what} (saves {format_eta(cost - smaller_cost)})")
             request, plan, cost = smaller, smaller_plan, smaller_cost
         if cost <= budget_seconds:
             break

@@ -133,11 +133,6 @@ def pin_targets(clusters: list[Cluster]) -> list[int]:
     return [cluster.cpus[-1] for cluster in clusters]
 
 
-def pinned_command(cpu: int, command: list[str]) -> list[str]:
-    """`taskset -c N command...` (util-linux and BusyBox both take -c)."""
-    return ["taskset", "-c", str(int(cpu)), *command]
-
-
 _TASKSET = re.compile(r"(?:^|\s)taskset\s+-c\s+(\d+)\s")
 
 

@@ -1,83 +1,20 @@
 """Old vs new, cell by cell: median, spread, delta % and the benchstat verdict (see stats.py for the rules).
 
-A cell is host × algorithm × api × threads × block size (× operation for public-key rows). The samples of a cell
-are its measurements with status ok (one per `--repeat` index, or pooled over several runs of one firmware).
-Cells are flagged when the host was short of CPU time (busy, throttled, hot ... from orchestrator.validity, or a
-progress line well under the run's `-seconds`) or the cell was unsupported on a side.
+Each side is a host's cells (orchestrator.cells: the key, the samples, the carried validity flags), from one run or
+pooled over the runs of one firmware; a row per host × cells.Key on either side. Cells are flagged when the host
+was short of CPU time (busy, throttled, hot ... from orchestrator.validity, or a progress line well under the
+run's `-seconds`) or the cell was unsupported on a side.
 """
 from __future__ import annotations
 
-import math
-import operator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from orchestrator import identity, stats, store, tables, validity
+from orchestrator import identity, insights, stats, store, tables
+from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, sort_key
 from orchestrator.errors import UserError
-from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
-
-# validity.py's flags that make a figure less comparable (few-samples is left out: diff shows n itself).
-CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, validity.CORES_OFFLINE,
-                           validity.PIN_FAILED, validity.PARTIAL, validity.PARTIAL_CHILDREN))
-
-# (algorithm, api, operation, threads, block_size): a cell, as insights reads it (best cluster, see best_core)
-CellKey = tuple[str, str | None, str | None, int, int | None]
-# CellKey + Measurement.cpu: on big.LITTLE hosts each cluster's pinned cell is a cell of its own.
-ClusterCellKey = tuple[str, str | None, str | None, int, int | None, str | None]
-
-cell_key: Callable[[Measurement], ClusterCellKey] = operator.attrgetter(  # one C call per measurement
-    "algorithm", "api", "operation", "threads", "block_size", "cpu")
-
-
-def cell_sort_key(key: ClusterCellKey) -> tuple:
-    algorithm, api, operation, threads, block, cpu = key
-    return (algorithm, api or "", operation or "", threads, -1 if block is None else block, cpu or "")
-
-
-@dataclass
-class Cell:
-    samples: list[float] = field(default_factory=list)  # values of the ok measurements
-    flags: set[str] = field(default_factory=set)  # busy, throttled, unsupported, error
-    unit: str = "B/s"  # "B/s" for throughput, "ops/s" for public-key operations
-
-
-def nominal_seconds(run: Run) -> float | None:
-    """The seconds per cell the run asked openssl for (`-seconds N`), from the run's matrix, when recorded."""
-    for key in ("seconds", "seconds_per_cell"):
-        value = run.matrix.get(key) if isinstance(run.matrix, dict) else None
-        if isinstance(value, (int, float)) and value > 0:
-            return float(value)
-    return None
-
-
-def host_cells(result: HostResult, nominal: float | None = None,
-               into: dict[ClusterCellKey, Cell] | None = None) -> dict[ClusterCellKey, Cell]:
-    """Group a host's measurements into cells (adding to `into` pools several runs of one firmware)."""
-    cells: dict[ClusterCellKey, Cell] = {} if into is None else into
-    host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
-    # A progress line "… in 2.10s" on a 3 s cell: the process got less CPU than it asked for (validity's rule).
-    busy_below = validity.THRESHOLDS.cpu_seconds_ratio * nominal if nominal else None
-    isfinite = math.isfinite  # locals: the hot loop of a 50,000-cell diff, keep it plain
-    for m in result.measurements:
-        key = cell_key(m)
-        cell = cells.get(key)
-        if cell is None:
-            cell = cells[key] = Cell(unit="B/s" if m.operation is None else "ops/s")
-            cell.flags.update(host_flags)
-        if m.status != OK:
-            cell.flags.add("unsupported" if m.status == UNSUPPORTED else "error")
-            continue
-        value = m.bytes_per_second if m.operation is None else m.ops_per_second
-        if value is not None:
-            if isfinite(value):
-                cell.samples.append(float(value))
-            else:
-                cell.flags.add("invalid")  # openssl printed inf/nan: the cell ran for ~0 s
-        if m.flags:
-            cell.flags.update(f for f in m.flags if f in CARRIED_FLAGS)
-        if busy_below is not None and m.seconds is not None and m.seconds < busy_below:
-            cell.flags.add("busy")
-    return cells
+from orchestrator.model import HostResult, Run
+from orchestrator.units import fmt_value
 
 
 @dataclass
@@ -100,6 +37,10 @@ class DiffRow:
     significant: bool | None
     flags: list[str]
     cpu: str | None = None  # the cluster of a pinned big.LITTLE cell
+
+    @property
+    def key(self) -> Key:
+        return Key(self.algorithm, self.api, self.operation, self.threads, self.block_size, self.cpu)
 
     def to_record(self) -> dict[str, Any]:
         """The JSON shape of `sslbench diff --format json`."""
@@ -129,11 +70,11 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-Side = dict[str, dict[ClusterCellKey, Cell]]  # host -> cells
+Side = dict[str, dict[Key, Cell]]  # host -> cells
 
 
 def side_of_run(run: Run, host: str | None = None) -> Side:
-    nominal = nominal_seconds(run)
+    nominal = requested_seconds(run)
     return {h.host: host_cells(h, nominal) for h in run.hosts if host is None or h.host == host}
 
 
@@ -142,12 +83,12 @@ def diff_sides(old: Side, new: Side) -> list[DiffRow]:
     rows: list[DiffRow] = []
     for host in sorted(set(old) | set(new)):
         old_cells, new_cells = old.get(host, {}), new.get(host, {})
-        for key in sorted(set(old_cells) | set(new_cells), key=cell_sort_key):
+        for key in sorted(set(old_cells) | set(new_cells), key=sort_key):
             rows.append(_diff_cell(host, key, old_cells.get(key), new_cells.get(key)))
     return rows
 
 
-def _diff_cell(host: str, key: ClusterCellKey, old: Cell | None, new: Cell | None) -> DiffRow:
+def _diff_cell(host: str, key: Key, old: Cell | None, new: Cell | None) -> DiffRow:
     # Called once per cell of a 50,000-cell diff: positional DiffRow, no work for empty flag sets.
     algorithm, api, operation, threads, block, cpu = key
     flags: list[str] = []
@@ -267,24 +208,21 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
     Judged on the medians of the diff's own rows (the figures the table shows) of the hosts with cells on both
     sides, from the AEAD cells insights.line_rates reads: not a second pass over every measurement.
     """
-    from orchestrator import insights
-
-    old: dict[str, list[tuple[tuple, float]]] = {}
-    new: dict[str, list[tuple[tuple, float]]] = {}
+    old: dict[str, dict[Key, float]] = {}
+    new: dict[str, dict[Key, float]] = {}
     for row in rows:
         if row.algorithm in insights.AEADS:
-            key = (row.algorithm, row.api, row.operation, row.threads, row.block_size, row.cpu)
             if row.old is not None:
-                old.setdefault(row.host, []).append((key, row.old))
+                old.setdefault(row.host, {})[row.key] = row.old
             if row.new is not None:
-                new.setdefault(row.host, []).append((key, row.new))
+                new.setdefault(row.host, {})[row.key] = row.new
     hosts = sorted({row.host for row in rows if "missing-old" not in row.flags}
                    & {row.host for row in rows if "missing-new" not in row.flags})
     lines = []
     for host in hosts:
         # big.LITTLE: one row per cluster; a line rate counts the best core
-        before = insights.line_rates(insights.best_core(old.get(host, ())), links)
-        after = insights.line_rates(insights.best_core(new.get(host, ())), links)
+        before = insights.line_rates(best_core(old.get(host, {})), links)
+        after = insights.line_rates(best_core(new.get(host, {})), links)
         for a, b in zip(before, after):
             if (a.carried, a.cores_needed) != (b.carried, b.cores_needed):
                 lines.append(f"{host}: was: {a.verdict}; now: {b.verdict}")
@@ -292,31 +230,15 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
 
 
 def _pool(entry: FirmwareSeen, host: str) -> Side:
-    cells: dict[ClusterCellKey, Cell] = {}
+    cells: dict[Key, Cell] = {}
     for run, result in entry.results:
-        host_cells(result, nominal_seconds(run), into=cells)
+        host_cells(result, requested_seconds(run), into=cells)
     return {host: cells}
 
 
 # ---- rendering ---------------------------------------------------------------------------------------------
 
 HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta", "p", "flags"]
-
-
-def format_value(value: float | None, unit: str, spread: float | None = None) -> str:
-    """'31.4 MB/s ± 2%' for throughput, '3344 ops/s ± 1%' for public-key rows."""
-    from orchestrator.insights import fmt_rate  # one formatter for tables, diff and report (insights imports diff)
-
-    return _format_value(fmt_rate, value, unit, spread)
-
-
-def _format_value(fmt_rate: Callable[[float, str], str], value: float | None, unit: str, spread: float | None) -> str:
-    if value is None:
-        return "-"
-    text = fmt_rate(value, unit)
-    if spread is not None:
-        text += f" ± {spread:.0f}%" if spread < 1000 else " ± >999%"
-    return text
 
 
 def _delta_cell(row: DiffRow) -> str:
@@ -337,15 +259,13 @@ def _p_cell(row: DiffRow) -> str:
 
 
 def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
-    from orchestrator.insights import fmt_rate  # once, not per value: an import statement costs a microsecond
-
     out = []
     for row in rows:
         block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
         out.append([
             row.host, row.algorithm, row.api or "", row.threads if row.cpu is None else f"{row.threads} {row.cpu}", block,
-            _format_value(fmt_rate, row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
-            _format_value(fmt_rate, row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
+            fmt_value(row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
+            fmt_value(row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
             _delta_cell(row), _p_cell(row), " ".join(row.flags),
         ])
     return out
@@ -378,25 +298,4 @@ def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
         headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
         values = [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()] for r in records]
         return tables.render(headers, values, "csv")
-    if fmt in ("table", "markdown"):
-        return _plain_table(HEADERS, table_rows(rows), markdown=fmt == "markdown")
-    return tables.render(HEADERS, table_rows(rows), fmt)  # its error for an unknown format
-
-
-def _plain_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown: bool) -> str:
-    """tables.render's 'table' (tabulate "simple") and 'markdown' ("github") layout, character for character.
-
-    tabulate infers a type for every cell of every column; on a 50,000-row diff that is seconds, while every
-    cell here is already text (disable_numparse: all columns left-aligned). The test compares both outputs.
-    """
-    columns = [[str(cell) for cell in column] for column in zip(*rows)] if rows else [[] for _ in headers]
-    widths = [max(len(header) + 2, max(map(len, column), default=0)) for header, column in zip(headers, columns)]
-    if markdown:
-        def line(cells: Iterable[str]) -> str:
-            return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths)) + " |"
-        ruler = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
-    else:
-        def line(cells: Iterable[str]) -> str:
-            return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
-        ruler = "  ".join("-" * width for width in widths)
-    return "\n".join([line(headers), ruler, *map(line, zip(*columns))])
+    return tables.render(HEADERS, table_rows(rows), fmt)  # table, markdown, or its error for an unknown format

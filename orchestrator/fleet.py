@@ -18,7 +18,7 @@ from pathlib import Path
 
 from orchestrator import budget, clusters, matrix, platforms, protocol, store, validity
 from orchestrator.errors import UserError
-from orchestrator.matrix import Cell, HostPlan, MatrixRequest
+from orchestrator.matrix import CellPlan, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, UNSUPPORTED, HostResult, Measurement,
                                 OpenSSLBuild, Run)
 from orchestrator.parse.conditions import parse_snapshot_lines
@@ -122,7 +122,7 @@ def fail(state: HostState, status: str, reason: str) -> None:
         state.result.status, state.result.reason = status, reason
 
 
-def cell_measurements(cell: Cell, text: str, openssl_version: str | None, rc: int | None = None) -> list[Measurement]:
+def cell_measurements(cell: CellPlan, text: str, openssl_version: str | None, rc: int | None = None) -> list[Measurement]:
     """The records of one cell's log; a cell openssl refused becomes unsupported with openssl's words."""
     parsed = parse_speed(text, threads=cell.threads, api=cell.api, algorithm=cell.algorithm)
     found = []

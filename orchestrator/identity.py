@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 
 from orchestrator.model import HostResult, OpenSSLBuild
 
@@ -26,33 +25,6 @@ def openssl_build_hash(build: OpenSSLBuild) -> str | None:
     if not any(parts):
         return None
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:6]
-
-
-@dataclass(frozen=True)
-class Identity:
-    host: str
-    firmware: str  # firmware_label()
-    os_name: str | None = None
-    os_version: str | None = None
-    os_revision: str | None = None
-    kernel: str | None = None
-    openssl_version: str | None = None
-    openssl_build: str | None = None  # openssl_build_hash()
-    user_label: bool = False
-
-
-def identity(result: HostResult) -> Identity:
-    return Identity(
-        host=result.host,
-        firmware=firmware_label(result),
-        os_name=_os_name(result),
-        os_version=result.os.version,
-        os_revision=result.os.revision,
-        kernel=result.os.kernel,
-        openssl_version=_openssl_version(result),
-        openssl_build=openssl_build_hash(result.openssl),
-        user_label=bool(result.firmware and result.firmware.strip()),
-    )
 
 
 def firmware_label(result: HostResult) -> str:

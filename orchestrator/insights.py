@@ -17,14 +17,13 @@ Values are medians over repeats; units as in orchestrator.units (MB/s = 10^6 byt
 from __future__ import annotations
 
 import re
-import statistics
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from orchestrator.diff import CellKey, host_cells
+from orchestrator.cells import Key, best_core, host_cells, medians as cell_medians
 from orchestrator.model import HostResult
 from orchestrator.validity import measured_mhz
-from orchestrator.units import fmt_number, mbits, mbytes
+from orchestrator.units import mbits
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
 LINE_BLOCKS = (1024, 16384)  # VPN packets (~1400 B) to full TLS records (16 KiB)
@@ -34,28 +33,9 @@ AES_CBC = ("aes-128-cbc", "aes-192-cbc", "aes-256-cbc")
 API_PREFERENCE = ("evp", None, "legacy")  # the figure to quote when a cell was measured through several APIs
 
 
-def fmt_rate(value: float, unit: str = "B/s") -> str:
-    """'31.4 MB/s' for throughput (bytes/s in), '3,344 ops/s' for public-key rows."""
-    if unit == "B/s":
-        return f"{fmt_number(mbytes(value))} MB/s"
-    return f"{fmt_number(value)} ops/s"
-
-
-def medians(result: HostResult) -> dict[CellKey, float]:
+def medians(result: HostResult) -> dict[Key, float]:
     """Median value of every cell with at least one ok sample; of a cell pinned per cluster, the best cluster's."""
-    return best_core((key, statistics.median(cell.samples))
-                     for key, cell in host_cells(result).items() if cell.samples)
-
-
-def best_core(values: Iterable[tuple[tuple, float]]) -> dict[CellKey, float]:
-    """Values keyed by cell + cluster (diff.ClusterCellKey: Measurement.cpu last) -> one value per cell, the best
-    cluster's: on big.LITTLE hosts what one flow gets on a big core. Unpinned cells pass through."""
-    out: dict[CellKey, float] = {}
-    for (*cell, _cpu), value in values:
-        key = tuple(cell)
-        if value > out.get(key, float("-inf")):
-            out[key] = value
-    return out
+    return best_core(cell_medians(host_cells(result)))
 
 
 def clock_mhz(result: HostResult) -> tuple[float | None, str]:
@@ -111,23 +91,25 @@ class HostInsights:
         return bytes_per_second / self.mhz if bytes_per_second is not None and self.mhz else None
 
 
-def throughput(values: dict[CellKey, float], algorithms: Sequence[str] | None = None) -> list[Throughput]:
+def throughput(values: dict[Key, float], algorithms: Sequence[str] | None = None) -> list[Throughput]:
     """Single-core and all-core throughput per algorithm, API (evp first) and block size (ascending)."""
     out = []
-    names = sorted({k[0] for k in values if k[2] is None and k[4] is not None}) if algorithms is None else algorithms
+    measured = [k for k in values if k.operation is None and k.block_size is not None]
+    names = sorted({k.algorithm for k in measured}) if algorithms is None else algorithms
     for algorithm in names:
-        rows = {k: v for k, v in values.items() if k[0] == algorithm and k[2] is None and k[4] is not None}
-        apis = {k[1] for k in rows}
+        rows = {k: values[k] for k in measured if k.algorithm == algorithm}
+        apis = {k.api for k in rows}
         for api in [a for a in API_PREFERENCE if a in apis] + sorted(a for a in apis if a not in API_PREFERENCE):
-            for block in sorted({k[4] for k in rows if k[1] == api}):  # type: ignore[type-var]
-                one = rows.get((algorithm, api, None, 1, block))
-                multi = [(k[3], v) for k, v in rows.items() if k[1] == api and k[4] == block and k[3] > 1]
+            for block in sorted({k.block_size for k in rows if k.api == api}):  # type: ignore[type-var]
+                one = rows.get(Key(algorithm, api, None, 1, block))
+                multi = [(k.threads, v) for k, v in rows.items()
+                         if k.api == api and k.block_size == block and k.threads > 1]
                 cores, all_cores = max(multi) if multi else (None, None)
                 out.append(Throughput(algorithm, api, block, one, all_cores, cores))
     return out
 
 
-def line_rates(values: dict[CellKey, float], links: Sequence[int] = DEFAULT_LINKS) -> list[LineRate]:
+def line_rates(values: dict[Key, float], links: Sequence[int] = DEFAULT_LINKS) -> list[LineRate]:
     """Can the host's crypto carry each link? Uses the smallest block in LINE_BLOCKS (the VPN-sized, harder case)."""
     best_one: tuple[float, str, int] | None = None  # (bytes/s, algorithm, block)
     best_all: tuple[float, str, int, int] | None = None  # (bytes/s, algorithm, block, cores)
@@ -189,7 +171,7 @@ def _openssl_major(version: str | None) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def evp_check(values: dict[CellKey, float], result: HostResult) -> tuple[float | None, str]:
+def evp_check(values: dict[Key, float], result: HostResult) -> tuple[float | None, str]:
     """Does the CPU have AES instructions, and does OpenSSL's EVP path use them?
 
     Evidence, strongest first: EVP ≫ legacy on aes-*-cbc (up to OpenSSL 1.1.1 the legacy speed test calls the
@@ -201,9 +183,9 @@ def evp_check(values: dict[CellKey, float], result: HostResult) -> tuple[float |
     cpu_known = bool(cpu.crypto or cpu.model or cpu.arch)
     best: float | None = None
     for algorithm in AES_CBC:
-        evp = {k[4]: v for k, v in values.items() if k[0] == algorithm and k[1] == "evp" and k[3] == 1 and k[2] is None}
-        legacy = {k[4]: v for k, v in values.items()
-                  if k[0] == algorithm and k[1] == "legacy" and k[3] == 1 and k[2] is None}
+        single = {k: v for k, v in values.items() if k.algorithm == algorithm and k.threads == 1 and k.operation is None}
+        evp = {k.block_size: v for k, v in single.items() if k.api == "evp"}
+        legacy = {k.block_size: v for k, v in single.items() if k.api == "legacy"}
         common = sorted(set(evp) & set(legacy), key=lambda b: b or 0)
         if common and legacy[common[-1]] > 0:
             ratio = evp[common[-1]] / legacy[common[-1]]
@@ -233,7 +215,7 @@ def evp_check(values: dict[CellKey, float], result: HostResult) -> tuple[float |
     return best, f"{cpu_text}; EVP is {best:.1f}x legacy on aes-cbc (no hardware AES to gain from)"
 
 
-def handshakes(values: dict[CellKey, float]) -> tuple[dict[str, float], list[str]]:
+def handshakes(values: dict[Key, float]) -> tuple[dict[str, float], list[str]]:
     """Full TLS handshakes per second a relay's CPU can sign, one core and all cores.
 
     A server does one private-key operation (RSA or ECDSA sign) per full handshake, plus one key exchange
@@ -241,13 +223,13 @@ def handshakes(values: dict[CellKey, float]) -> tuple[dict[str, float], list[str
     """
     out: dict[str, float] = {}
     notes: list[str] = []
-    kex_name = next((n for n in ("x25519", "ecdhp256") if any(k[0] == n for k in values)), None)
+    kex_name = next((n for n in ("x25519", "ecdhp256") if any(k.algorithm == n for k in values)), None)
     for name, algorithm in (("RSA-2048", "rsa2048"), ("ECDSA-P256", "ecdsap256")):
-        signs = {k[3]: v for k, v in values.items() if k[0] == algorithm and k[2] == "sign"}
+        signs = {k.threads: v for k, v in values.items() if k.algorithm == algorithm and k.operation == "sign"}
         for threads, sign in sorted(signs.items()):
-            kex = values.get((kex_name, None, "op", threads, None)) if kex_name else None
+            kex = values.get(Key(kex_name, None, "op", threads, None)) if kex_name else None
             if kex is None and kex_name:
-                kex = next((v for k, v in values.items() if k[0] == kex_name and k[3] == threads), None)
+                kex = next((v for k, v in values.items() if k.algorithm == kex_name and k.threads == threads), None)
             rate = 1 / (1 / sign + 1 / kex) if kex else sign
             scope = "1 core" if threads == 1 else f"{threads} cores"
             out[f"{name} handshakes/s ({scope})"] = rate

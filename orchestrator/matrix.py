@@ -6,7 +6,6 @@ OpenSSL cannot run is not sent at all but recorded as an "unsupported" Measureme
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -178,8 +177,9 @@ def _split(text: str) -> list[str]:
 
 
 @dataclass
-class Cell:
-    """One `openssl speed` invocation on one host."""
+class CellPlan:
+    """One planned `openssl speed` invocation on one host. It measures a cell (cells.Key) per block size or
+    public-key operation; its id names its log and its condition evidence."""
 
     id: str  # also the log file name: <id>.log
     algorithm: str
@@ -199,11 +199,13 @@ class Cell:
                 "pin": self.pin, "cpu": self.cpu}
 
 
+
+
 @dataclass
 class HostPlan:
     host: str
     capabilities: Capabilities
-    cells: list[Cell] = field(default_factory=list)
+    cells: list[CellPlan] = field(default_factory=list)
     unsupported: list[Measurement] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -306,7 +308,7 @@ def _pinned(pins: Sequence[tuple[int, str]], threads: int) -> list[tuple[int | N
 
 
 def _cell(plan: HostPlan, algo: Algorithm, api: str | None, threads: int, sizes: tuple[int, ...],
-          options: list[str], seconds: float, rep: int, pin: int | None = None, cpu: str | None = None) -> Cell:
+          options: list[str], seconds: float, rep: int, pin: int | None = None, cpu: str | None = None) -> CellPlan:
     parts = [f"{len(plan.cells) + 1:03d}", api or "pk", algo.name, f"t{threads}"]
     if len(sizes) == 1 and "-bytes" in options:
         parts.append(f"b{sizes[0]}")
@@ -317,7 +319,7 @@ def _cell(plan: HostPlan, algo: Algorithm, api: str | None, threads: int, sizes:
     bad = [a for a in args if not SAFE_TOKEN.match(a)]
     if bad:  # parse_request already refuses such names; this guards every other caller
         raise UserError(f"refusing unsafe openssl argument(s): {bad!r}")
-    return Cell(id="-".join(parts), algorithm=algo.name, kind=algo.kind, api=api, threads=threads,
+    return CellPlan(id="-".join(parts), algorithm=algo.name, kind=algo.kind, api=api, threads=threads,
                 sizes=sizes, args=args, seconds=float(seconds), repeat=rep, pin=pin, cpu=cpu)
 
 
@@ -328,12 +330,12 @@ def _unsupported(algorithm: str, api: str | None, threads: int, size: int | None
                        status=UNSUPPORTED, reason=reason)
 
 
-def cells_text(cells: Iterable[Cell]) -> str:
+def cells_text(cells: Iterable[CellPlan]) -> str:
     """The file the on-host script reads: `id<TAB>pin<TAB>arg arg ...` per line (pin: a CPU number, or -)."""
     return "".join(f"{c.id}\t{'-' if c.pin is None else int(c.pin)}\t{' '.join(c.args)}\n" for c in cells)
 
 
-def cells_chunks(cells: Iterable[Cell], limit: int = 3000) -> list[str]:
+def cells_chunks(cells: Iterable[CellPlan], limit: int = 3000) -> list[str]:
     """cells_text in pieces of at most `limit` characters (whole lines), each sent by its own command:
     dropbear refuses a command longer than 9000 bytes, and Ansible's quoting makes ours longer."""
     chunks: list[str] = []
@@ -345,12 +347,3 @@ def cells_chunks(cells: Iterable[Cell], limit: int = 3000) -> list[str]:
     return chunks
 
 
-def format_eta(seconds: float) -> str:
-    seconds = int(math.ceil(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{sec:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from orchestrator.matrix import format_eta
+from orchestrator.units import format_eta
 
 
 @dataclass

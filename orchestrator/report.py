@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from orchestrator import diff, identity, insights, stats, store, tables
+from orchestrator.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
-from orchestrator.units import fmt_throughput, mbytes
+from orchestrator.units import fmt_throughput, fmt_value, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
 MAX_DIFF_BARS = 40  # the largest changes only
@@ -60,8 +61,8 @@ class Series:
     label: str
     run: Run
     result: HostResult
-    cells: dict = field(default_factory=dict)  # diff.ClusterCellKey -> diff.Cell
-    values: dict = field(default_factory=dict)  # CellKey -> median
+    cells: dict[Key, Cell] = field(default_factory=dict)  # a cell per cluster of a pinned big.LITTLE cell
+    values: dict[Key, float] = field(default_factory=dict)  # medians, one per cell: the best cluster's
 
 
 def series_of(runs: Sequence[Run]) -> list[Series]:
@@ -73,9 +74,8 @@ def series_of(runs: Sequence[Run]) -> list[Series]:
     for run, r in results:
         label = r.host if counts[r.host] == 1 else f"{r.host} @ {run.run_id}"
         # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
-        cells = diff.host_cells(r, diff.nominal_seconds(run))
-        values = insights.best_core((k, stats.summarize(c.samples).median) for k, c in cells.items() if c.samples)
-        out.append(Series(label, run, r, cells, values))
+        cells = host_cells(r, requested_seconds(run))
+        out.append(Series(label, run, r, cells, best_core(medians(cells))))
     return out
 
 
@@ -166,7 +166,7 @@ def _per_mhz(bytes_per_second_per_mhz: float | None) -> str:
 
 
 def _comparison(series: list[Series]) -> list[Block]:
-    keys = sorted({k for s in series for k in s.cells}, key=diff.cell_sort_key)
+    keys = sorted({k for s in series for k in s.cells}, key=sort_key)
     heading = Heading("All measurements (median ± spread)")
     if len(series) > MAX_HOST_COLUMNS:  # a column per host stops being readable: one row per host and cell
         rows = [[s.label, *_key_cells(key), _cell_text(s.cells[key])]
@@ -177,16 +177,16 @@ def _comparison(series: list[Series]) -> list[Block]:
     return [heading, Table(["algorithm", "api", "threads", "block / op"] + [s.label for s in series], rows)]
 
 
-def _key_cells(key: tuple) -> list:
-    algorithm, api, operation, threads, block, cpu = key
-    return [algorithm, api or "", threads if cpu is None else f"{threads} {cpu}", operation or block]
+def _key_cells(key: Key) -> list:
+    threads = key.threads if key.cpu is None else f"{key.threads} {key.cpu}"
+    return [key.algorithm, key.api or "", threads, key.operation or key.block_size]
 
 
-def _cell_text(cell: diff.Cell) -> str:
+def _cell_text(cell: Cell) -> str:
     if not cell.samples:
         return " ".join(sorted(cell.flags)) or "-"
     summary = stats.summarize(cell.samples)
-    return diff.format_value(summary.median, cell.unit, summary.spread_pct if summary.n > 1 else None)
+    return fmt_value(summary.median, cell.unit, summary.spread_pct if summary.n > 1 else None)
 
 
 def _diff_section(old: Run, new: Run) -> list[Block]:
@@ -228,7 +228,8 @@ def _plots(series: list[Series]) -> list[Block]:
             blocks.append(Figure(f"blocks-{store.safe_name(s.label)}", f"{s.label}: throughput vs block size", png))
     if len(series) > MAX_SERIES_PLOTS:
         blocks.append(Note(f"Block-size plots shown for the first {MAX_SERIES_PLOTS} of {len(series)} hosts."))
-    algorithms = sorted({k[0] for s in series for k in s.values if k[2] is None and k[4] is not None})
+    algorithms = sorted({k.algorithm for s in series for k in s.values
+                         if k.operation is None and k.block_size is not None})
     for algorithm in algorithms:
         png = _plot_algorithm(series, algorithm)
         if png:
@@ -239,9 +240,9 @@ def _plots(series: list[Series]) -> list[Block]:
 
 def _plot_blocks(s: Series) -> bytes | None:
     lines: dict[tuple, list[tuple[int, float]]] = {}
-    for (algorithm, api, operation, threads, block), value in s.values.items():
-        if operation is None and block is not None:
-            lines.setdefault((algorithm, api, threads), []).append((block, value))
+    for key, value in s.values.items():
+        if key.operation is None and key.block_size is not None:
+            lines.setdefault((key.algorithm, key.api, key.threads), []).append((key.block_size, value))
     if not lines:
         return None
     plt = _pyplot()

@@ -2,11 +2,14 @@
 
 benchstat's rules, which sslbench follows (golang.org/x/perf/cmd/benchstat, benchmath.AssumeNothing):
 - the summary of a sample is its **median** (benchmark timings are not normal, so no mean, no outlier rejection);
-- two samples are compared with the **Mann-Whitney U test**, two-sided, on the full samples;
+- two samples are compared with the **Mann-Whitney U test**, two-sided, on the full samples: exact where the
+  pooled sample splits few enough ways to count them all, else its normal approximation with the tie and
+  continuity corrections (as benchstat's and R's wilcox.test's large-sample method);
 - a change is significant when **p < alpha = 0.05**; otherwise it is shown as `~`;
 - with equal sample sizes the U test cannot reach p < 0.05 below **4 samples per side** (3 vs 3: p >= 0.1;
-  benchstat's uTestSamples(0.05) = 4), so, like benchstat, sslbench warns "need >= 4 samples per side" and
-  keeps the verdict p < alpha (3 vs 5 can reach p = 2/56 = 0.036, and then it is significant).
+  benchstat's uTestSamples(0.05) = 4), so, like benchstat, sslbench warns "need >= 4 samples per side" (under
+  the diff: diff.notes counts such cells from their sample sizes) and keeps the verdict p < alpha (3 vs 5 can
+  reach p = 2/56 = 0.036, and then it is significant).
 sslbench adds one rule of its own: with a single sample on either side there is no test at all, so the verdict is
 None (unknown), not `~`.
 
@@ -22,7 +25,6 @@ from typing import Sequence
 ALPHA = 0.05
 MIN_SAMPLES_TO_DETECT = 4  # benchstat's uTestSamples(0.05): n vs n below this can never give p < 0.05
 EXACT_MAX_PERMUTATIONS = 200_000  # exact p by counting splits up to this many ways to split the pooled sample
-EXACT_MAX_SIDE = 50  # beyond that, scipy's exact null distribution (no ties) up to this many samples per side
 
 
 # Summary and Comparison are values nobody changes, but not frozen=True: a frozen dataclass's __init__ sets each
@@ -55,7 +57,6 @@ class Comparison:
     delta_pct: float | None  # (new - old) / old of the medians; None when old is 0
     p_value: float | None  # None without repeats on either side
     significant: bool | None  # p < ALPHA; None when either side has a single sample
-    warning: str | None = None
 
 
 def summarize(values: Sequence[float]) -> Summary:
@@ -67,6 +68,15 @@ def summarize(values: Sequence[float]) -> Summary:
         return Summary(1, value, value, value, value, value)
     return Summary(len(ordered), _quantile(ordered, 0.5), ordered[0], ordered[-1],
                    _quantile(ordered, 0.25), _quantile(ordered, 0.75))
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value (the mean of the two middle ones for an even count): sslbench's one median."""
+    if not values:
+        raise ValueError("median() needs at least one value")
+    if len(values) == 1:
+        return values[0]
+    return _quantile(sorted(values), 0.5)
 
 
 def _quantile(ordered: Sequence[float], q: float) -> float:
@@ -112,12 +122,11 @@ _P_CACHE: dict[tuple[tuple[int, int], ...], float] = {}
 
 
 def mann_whitney_p(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Two-sided Mann-Whitney U p-value, as scipy.stats.mannwhitneyu computes it.
+    """Two-sided Mann-Whitney U p-value.
 
     Exact where small: every split of the pooled sample counted (with or without ties: what scipy's exact
-    method and its permutation test with every permutation give) up to EXACT_MAX_PERMUTATIONS splits, here
-    without scipy (see _exact_p); beyond that scipy's exact null distribution without ties, else its normal
-    approximation (tie- and continuity-corrected).
+    method and its permutation test with every permutation give) up to EXACT_MAX_PERMUTATIONS splits (10 vs 10,
+    4 vs 40; see _exact_p); beyond that the normal approximation (see _normal_p), which is close there.
     """
     if len(xs) < 1 or len(ys) < 1:
         raise ValueError("mann_whitney_p() needs at least one value per side")
@@ -126,17 +135,11 @@ def mann_whitney_p(xs: Sequence[float], ys: Sequence[float]) -> float:
     if cached is not None:
         return cached
     if len(pattern) == 1:
-        p = 1.0  # all equal: no evidence of any difference (scipy would divide by zero)
+        p = 1.0  # all equal: no evidence of any difference (the approximation would divide by zero)
     elif math.comb(len(xs) + len(ys), len(xs)) <= EXACT_MAX_PERMUTATIONS:
         p = _exact_p(pattern)
     else:
-        # Every data set with this pattern has this p-value: compute it on the pattern itself (ranks as values).
-        rx: list[float] = []
-        ry: list[float] = []
-        for rank, (cx, cy) in enumerate(pattern):
-            rx.extend([float(rank)] * cx)
-            ry.extend([float(rank)] * cy)
-        p = _scipy_p(rx, ry, ties=any(cx + cy > 1 for cx, cy in pattern))
+        p = _normal_p(pattern)
     _P_CACHE[pattern] = p
     return p
 
@@ -145,8 +148,8 @@ def _exact_p(pattern: tuple[tuple[int, int], ...]) -> float:
     """The exact two-sided p-value of a rank pattern: 2 x the smaller tail of x's rank sum over all C(N, n) splits.
 
     The permutation convention scipy's PermutationMethod uses (statistic U1 = R1 - n(n+1)/2, ties at midranks);
-    without ties the null distribution is symmetric and this equals scipy's method="exact". Counted here
-    because scipy takes ~1 s to import and milliseconds per call, and a 5-repeat diff has hundreds of patterns.
+    without ties the null distribution is symmetric and this equals scipy's method="exact" (the tests check both
+    against brute-force enumeration). A null distribution is counted once per sample sizes and tie structure.
     """
     n = sum(cx for cx, _ in pattern)
     ranks = []  # (doubled midrank, tie group size): doubled so that midranks stay integers
@@ -188,15 +191,31 @@ def _null_tails(n: int, ranks: tuple[tuple[int, int], ...], observed: int) -> tu
     return lower, upper, sum(sums.values())
 
 
-def _scipy_p(xs: list[float], ys: list[float], *, ties: bool) -> float:
-    from scipy import stats  # imported late: scipy costs ~0.3 s to import and most commands never need it
+def _normal_p(pattern: tuple[tuple[int, int], ...]) -> float:
+    """The two-sided p-value of a rank pattern from the normal approximation of U.
 
-    n, m = len(xs), len(ys)
-    if not ties and max(n, m) <= EXACT_MAX_SIDE:
-        result = stats.mannwhitneyu(xs, ys, alternative="two-sided", method="exact")
-    else:
-        result = stats.mannwhitneyu(xs, ys, alternative="two-sided", method="asymptotic")
-    return min(1.0, float(result.pvalue))
+    Under the null hypothesis U1 = R1 - n(n+1)/2 has mean nm/2 and variance nm/12 * ((N+1) - T/(N(N-1))),
+    where N = n+m and T sums t^3 - t over the tie groups (t values each, tied at their midrank): the tie
+    correction. Half a unit comes off |U1 - nm/2| because U moves in steps of at least 1/2 (the continuity
+    correction). Then p = 2 P(Z >= z) = erfc(z / sqrt 2).
+    """
+    n = sum(cx for cx, _ in pattern)
+    m = sum(cy for _, cy in pattern)
+    total = n + m
+    rank_sum = 0.0  # R1: x's ranks, a tie group at its midrank
+    ties = 0  # T
+    position = 0
+    for cx, cy in pattern:
+        size = cx + cy
+        rank_sum += cx * (position + (size + 1) / 2)
+        ties += size ** 3 - size
+        position += size
+    u = rank_sum - n * (n + 1) / 2
+    variance = n * m / 12 * ((total + 1) - ties / (total * (total - 1)))
+    if variance <= 0:
+        return 1.0  # every value tied: nothing to tell the sides apart
+    distance = max(0.0, abs(u - n * m / 2) - 0.5)
+    return min(1.0, math.erfc(distance / math.sqrt(2 * variance)))
 
 
 def compare(old: Sequence[float], new: Sequence[float], alpha: float = ALPHA) -> Comparison:
@@ -204,9 +223,6 @@ def compare(old: Sequence[float], new: Sequence[float], alpha: float = ALPHA) ->
     old_summary, new_summary = summarize(old), summarize(new)
     delta = delta_pct(old_summary.median, new_summary.median)
     if old_summary.n < 2 or new_summary.n < 2:
-        return Comparison(old_summary, new_summary, delta, None, None, "no repeats: run with --repeat N (N >= 4)")
+        return Comparison(old_summary, new_summary, delta, None, None)
     p = mann_whitney_p(old, new)
-    warning = None
-    if min(old_summary.n, new_summary.n) < MIN_SAMPLES_TO_DETECT:
-        warning = f"need >= {MIN_SAMPLES_TO_DETECT} samples per side to detect a change at alpha {alpha:g}"
-    return Comparison(old_summary, new_summary, delta, p, p < alpha, warning)
+    return Comparison(old_summary, new_summary, delta, p, p < alpha)

@@ -4,16 +4,17 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import itertools
 import json
 import operator
+import re
 from collections import defaultdict
-from statistics import median
 from typing import Any, Iterable, Sequence
 
-from tabulate import tabulate
-
+from orchestrator.cells import record_key
 from orchestrator.errors import UserError
 from orchestrator.model import ERROR, HOST_OK, OK, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
+from orchestrator.stats import median
 from orchestrator.units import UNITS, convert, fmt_number
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -21,10 +22,8 @@ FORMATS = ("table", "markdown", "csv", "json")
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table") -> str:
     """Render one table. `json` gives a list of objects keyed by the headers."""
-    if fmt == "table":
-        return tabulate(rows, headers=list(headers), tablefmt="simple", disable_numparse=True)
-    if fmt == "markdown":
-        return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
+    if fmt in ("table", "markdown"):
+        return _text_table(headers, rows, markdown=fmt == "markdown")
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -36,15 +35,50 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "ta
     raise UserError(f"unknown format '{fmt}'; choose one of: {', '.join(FORMATS)}")
 
 
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown: bool) -> str:
+    """Columns of left-aligned text: a plain table with a dashed ruler, or a GitHub Markdown table.
+
+    The layout of tabulate's "simple" and "github" formats with disable_numparse, which rendered these tables
+    before, kept character for character (tests/unit/test_tables.py): each column as wide as its widest line and
+    at least its header + 2; None is empty; surrounding whitespace of a value is dropped; values with line
+    breaks take as many lines as they have (an empty value none). Hand-written because a 50,000-row diff is
+    rendered here, and tabulate's type inference over every value took seconds.
+    """
+    head = [str(header) for header in headers]  # headers are kept as given
+    texts = [["" if value is None else str(value) for value in column] for column in zip(*rows)]
+    multiline = any(_LINE_BREAK.search(text) for text in (*head, *map("".join, texts)))  # before the strip
+    columns = [[text.strip() for text in column] for column in texts] if rows else [[] for _ in head]
+    if multiline:
+        def text_width(text: str) -> int:
+            return max(map(len, _LINE_BREAK.split(text)))
+    else:
+        text_width = len
+    widths = [max(text_width(header) + 2, max(map(text_width, column), default=0))
+              for header, column in zip(head, columns)]
+    if markdown:
+        def line(cells: Iterable[str]) -> str:
+            return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths)) + " |"
+        ruler = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    else:
+        def line(cells: Iterable[str]) -> str:
+            return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+        ruler = "  ".join("-" * width for width in widths)
+    if not multiline:
+        return "\n".join([line(head), ruler, *map(line, zip(*columns))])
+    out = [line(parts) for parts in itertools.zip_longest(*map(_LINE_BREAK.split, head), fillvalue="")]
+    out.append(ruler)
+    for row in zip(*columns):  # a row whose values are all empty takes no line
+        out.extend(line(parts) for parts in itertools.zip_longest(*(text.splitlines() for text in row), fillvalue=""))
+    return "\n".join(out)
+
+
+_LINE_BREAK = re.compile("[\r\n]")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Flat records and comparison tables (many hosts, many runs). Pure: data in, (headers, rows) out.
 
 PK_OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", "decaps")
-RECORD_FIELDS = (
-    "run_id", "host", "firmware", "algorithm", "api", "threads", "block_size", "operation",
-    "bytes_per_second", "ops_per_second", "status", "reason", "repeat", "flags", "openssl_version",
-    "count", "seconds",
-)
 
 
 _MEASUREMENT_FIELDS = tuple(f.name for f in dataclasses.fields(Measurement))
@@ -154,7 +188,9 @@ def display_rows(rows: Sequence[Sequence[Any]], fmt: str) -> list[list[Any]]:
     return [[fmt_number(v) if isinstance(v, float) else ("" if v is None else v) for v in r] for r in rows]
 
 
-_RowKey = tuple  # (host, algorithm, api, threads, cpu): cpu is the cluster of a pinned big.LITTLE cell
+# A table cell is a host's cells.Key: the row holds its other fields, the column its block size (throughput) or
+# operation (public key). cpu is the cluster of a pinned big.LITTLE cell.
+_RowKey = tuple  # (host, algorithm, api, threads, cpu)
 
 
 def _cells(rows: list[dict[str, Any]], column_field: str, value_field: str) -> tuple[dict, dict]:
@@ -162,10 +198,11 @@ def _cells(rows: list[dict[str, Any]], column_field: str, value_field: str) -> t
     values: dict[tuple[_RowKey, Any], list[float]] = defaultdict(list)
     states: dict[tuple[_RowKey, Any], set[str]] = defaultdict(set)
     flags: dict[_RowKey, set[str]] = defaultdict(set)
-    for r in rows:  # 10^5 records: each key read once, through one bound get
+    for r in rows:  # 10^5 records: each field read once
         get = r.get
-        row_key = (get("host") or "", r["algorithm"], get("api") or "", get("threads") or 1, get("cpu") or "")
-        key = (row_key, r[column_field])
+        algorithm, api, operation, threads, block_size, cpu = record_key(r)
+        row_key = (get("host") or "", algorithm, api or "", threads or 1, cpu or "")
+        key = (row_key, block_size if column_field == "block_size" else operation)
         row_flags = get("flags")
         if row_flags:
             flags[row_key].update(row_flags)

@@ -1,9 +1,12 @@
-"""Units in one place: bytes/s -> MB/s and Mbit/s (decimal: 1 MB = 10^6 bytes, 1 Mbit = 10^6 bits).
+"""Units in one place: bytes/s -> MB/s and Mbit/s (decimal: 1 MB = 10^6 bytes, 1 Mbit = 10^6 bits), and the
+helpers that format figures and durations for people (tables, diff, reports, progress, plans).
 
 `openssl speed` prints "1000s of bytes per second"; network links are sold in Mbit/s. Decimal units keep
 both comparable: 125 MB/s is exactly 1000 Mbit/s.
 """
 from __future__ import annotations
+
+import math
 
 MB = 1_000_000  # bytes
 UNITS = ("MB/s", "Mbit/s")
@@ -47,3 +50,32 @@ def fmt_number(value: float) -> str:
 def fmt_throughput(bytes_per_second: float) -> str:
     """'31.4 MB/s (251 Mbit/s)'."""
     return f"{fmt_number(mbytes(bytes_per_second))} MB/s ({fmt_number(mbits(bytes_per_second))} Mbit/s)"
+
+
+def fmt_rate(value: float, unit: str = "B/s") -> str:
+    """'31.4 MB/s' for throughput (bytes/s in), '3,344 ops/s' for public-key rows."""
+    if unit == "B/s":
+        return f"{fmt_number(mbytes(value))} MB/s"
+    return f"{fmt_number(value)} ops/s"
+
+
+def fmt_value(value: float | None, unit: str, spread: float | None = None) -> str:
+    """A median with its spread: '31.4 MB/s ± 2%', '3,344 ops/s ± 1%'; '-' when there is none."""
+    if value is None:
+        return "-"
+    text = fmt_rate(value, unit)
+    if spread is not None:
+        text += f" ± {spread:.0f}%" if spread < 1000 else " ± >999%"
+    return text
+
+
+def format_eta(seconds: float) -> str:
+    """'5s', '8m36s', '2h01m' (rounded up)."""
+    seconds = int(math.ceil(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{sec:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

@@ -11,13 +11,14 @@ Flags (the names tables and diffs show):
   busy           the host never became idle, other processes used CPU while the cell ran, or
                  openssl's progress line shows it got much less CPU time than it asked for
   cores-offline  some present CPUs were offline (a -multi figure would be low)
-  few-samples    fewer repeats than a verdict needs
   pin-failed     a pinned cell ran (also) on another core than the one it was pinned to
 Flags the log parser sets (orchestrator/parse/speed/resolve.py), with the figure's `reason`:
   partial           the log ends before openssl printed its table: the figure comes from a progress
                     line (count × block size / CPU seconds)
   partial-children  openssl's own -multi summary is missing: the figure is the sum of the children
                     whose lines could be read (the reason says how many of N)
+Too few repeats for a verdict is not a flag of the measurements: `diff` shows each side's sample count
+and says under the table which cells have too few (stats.MIN_SAMPLES_TO_DETECT), as benchstat does.
 """
 from __future__ import annotations
 
@@ -26,17 +27,18 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from orchestrator.clusters import pinning_held
+from orchestrator.matrix import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
 from orchestrator.model import Measurement
+from orchestrator.stats import median
 
 THROTTLED = "throttled"
 HOT = "hot"
 BUSY = "busy"
 CORES_OFFLINE = "cores-offline"
-FEW_SAMPLES = "few-samples"
 PIN_FAILED = "pin-failed"
 PARTIAL = "partial"
 PARTIAL_CHILDREN = "partial-children"
-ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, FEW_SAMPLES, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
+ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,6 @@ class Thresholds:
     host_below_top_fraction: float = 0.02
     # Frequencies within 1 % count as the same step (boards list 1799999 vs 1800000 kHz).
     same_freq: float = 0.99
-    # benchstat: fewer than 4 samples per side cannot show a significant change at p < 0.05.
-    min_repeats: int = 4
 
 
 THRESHOLDS = Thresholds()
@@ -375,32 +375,12 @@ def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterab
     return verdict
 
 
-def sample_key(m: Measurement) -> tuple[Any, ...]:
-    """What makes repeats of the same cell the same cell."""
-    return (m.algorithm, m.block_size, m.operation, m.threads, m.api, m.openssl_version, m.cpu)
-
-
-def few_samples(measurements: Iterable[Measurement], th: Thresholds = THRESHOLDS) -> set[tuple[Any, ...]]:
-    """Cells with fewer successful repeats than a verdict needs."""
-    counts: dict[tuple[Any, ...], int] = {}
-    for m in measurements:
-        if m.status == "ok":
-            counts[sample_key(m)] = counts.get(sample_key(m), 0) + 1
-    return {key for key, n in counts.items() if n < th.min_repeats}
-
-
 def apply_flags(measurements: Iterable[Measurement], flags: Iterable[str]) -> None:
     """Add flags to measurements, once each, in the order of ALL_FLAGS."""
     wanted = set(flags)
     for m in measurements:
         merged = set(m.flags) | wanted
         m.flags = [f for f in ALL_FLAGS if f in merged] + sorted(merged - set(ALL_FLAGS))
-
-
-def mark_few_samples(measurements: list[Measurement], th: Thresholds = THRESHOLDS) -> None:
-    """Flag every measurement of a cell that has too few repeats (call only when a verdict is wanted)."""
-    thin = few_samples(measurements, th)
-    apply_flags([m for m in measurements if sample_key(m) in thin], [FEW_SAMPLES])
 
 
 def _round(value: float | None, digits: int = 0) -> float | int | None:
@@ -415,19 +395,16 @@ def _cpu_list(cpus: list[int]) -> str:
 
 # --- glue for the run: texts in, flags on the records ---------------------------------------------
 
-FIXED_SYMMETRIC_SECONDS = 3  # speed.c default per block size (the only choice before 1.1.1)
-FIXED_PUBKEY_SECONDS = 10  # speed.c default per public-key operation
-
-
 def nominal_seconds(openssl_args: list[str], pubkey: bool = False) -> float:
-    """The seconds each timed run of a cell asked for: `-seconds N`, else openssl's defaults."""
+    """The seconds each timed run of a planned cell (matrix.CellPlan.args) asked for: `-seconds N`, else openssl's
+    defaults. What a whole stored run asked for is cells.requested_seconds."""
     if "-seconds" in openssl_args:
         at = openssl_args.index("-seconds")
         try:
             return float(openssl_args[at + 1])
         except (IndexError, ValueError):
             pass
-    return float(FIXED_PUBKEY_SECONDS if pubkey else FIXED_SYMMETRIC_SECONDS)
+    return float(FIXED_PUBKEY_SECONDS if pubkey else FIXED_SECONDS)
 
 
 def flag_cell(measurements: list[Measurement], evidence_text: str, *, threads: int = 1,
@@ -475,12 +452,10 @@ def measured_mhz(conditions: dict[str, Any]) -> float | None:
     The median over cells of the time_in_state clock of the policy each cell ran on; without cell
     evidence, the highest top clock of the host's policies (what a busy core would run at).
     """
-    clocks = sorted(khz for verdict in conditions.get("cells", {}).values()
-                    for khz in (verdict.get("facts", {}).get("clock_khz") or {}).values())
+    clocks = [khz for verdict in conditions.get("cells", {}).values()
+              for khz in (verdict.get("facts", {}).get("clock_khz") or {}).values()]
     if clocks:
-        mid = len(clocks) // 2
-        khz = clocks[mid] if len(clocks) % 2 else (clocks[mid - 1] + clocks[mid]) / 2
-        return round(khz / 1000, 1)
+        return round(median(clocks) / 1000, 1)
     tops = [c.get("top_khz") for c in conditions.get("verdict", {}).get("facts", {}).get("clocks", {}).values()]
     tops = [t for t in tops if t]
     return round(max(tops) / 1000, 1) if tops else None

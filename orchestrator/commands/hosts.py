@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator import fleet, matrix, tables
+from orchestrator import fleet, tables, units
 from orchestrator.model import HOST_OK, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
@@ -54,7 +54,7 @@ def hosts_command(args: argparse.Namespace) -> int:
             ", ".join(state.package_managers) or "none",
             f"{state.provision.package} with {state.provision.name}" if state.provision else "-",
             len(plan.cells) if plan else "-", len(plan.unsupported) if plan else "-",
-            matrix.format_eta(plan.eta_seconds) if plan else "-",
+            units.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
     print(tables.render(HEADERS, rows, args.format))

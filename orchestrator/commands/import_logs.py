@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from orchestrator import gcpause, store
-from orchestrator.diff import cell_key
+from orchestrator.cells import Key, key_of
 from orchestrator.errors import UserError
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
 
@@ -61,11 +61,11 @@ def parse_logs(paths: list[Path]) -> list[ParsedLog]:
 
 def merge(host: str, logs: list[ParsedLog], firmware: str | None) -> HostResult:
     """One HostResult from several logs: facts from the first log that has each one, repeats numbered per cell."""
-    seen: dict[tuple, int] = {}
+    seen: dict[Key, int] = {}
     measurements: list[Measurement] = []
     for log in logs:
         for m in log.measurements:
-            key = cell_key(m)  # sbc-bench's per-cluster rows are cells of their own
+            key = key_of(m)  # sbc-bench's per-cluster rows are cells of their own
             m.repeat = seen.get(key, 0)
             seen[key] = m.repeat + 1
             measurements.append(m)

@@ -17,7 +17,6 @@ import concurrent.futures
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path

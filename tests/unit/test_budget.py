@@ -26,7 +26,7 @@ class Request:  # the fields of matrix.MatrixRequest that budget changes
 
 
 @dataclass
-class Cell:
+class CellPlan:  # stands in for matrix.CellPlan
     seconds: float
     sizes: tuple
 
@@ -47,14 +47,14 @@ def planner(has_seconds: bool = True, sizes_available: tuple = ALL_SIZES, cpus: 
             for algo in req.algorithms:
                 for _t in threads:
                     if algo in PUBKEY:
-                        cells.append(Cell(2 * (sec or 10), ()))
+                        cells.append(CellPlan(2 * (sec or 10), ()))
                         continue
                     for api in req.apis:
                         if api == "legacy" and algo not in LEGACY:
                             continue
                         # without -seconds (1.0.x) the whole default table runs whatever sizes are kept
                         run_sizes = sizes if has_seconds else sizes_available
-                        cells.append(Cell(len(run_sizes) * (sec or 3), sizes))
+                        cells.append(CellPlan(len(run_sizes) * (sec or 3), sizes))
         return Plan(cells)
     return plan
 

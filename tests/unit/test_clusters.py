@@ -5,7 +5,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from orchestrator.clusters import Cluster, detect_clusters, pin_plan, pin_targets, pinned_command, pinning_held
+from orchestrator.clusters import Cluster, detect_clusters, pin_plan, pin_targets, pinning_held
 from orchestrator.model import CpuFacts
 from orchestrator.parse.conditions import parse_cell, parse_conditions
 from orchestrator.parse.cpuinfo import parse_cpuinfo
@@ -90,11 +90,6 @@ def test_offline_cpus_are_not_pin_targets():
     s = snap("rk3576-before.txt")
     s["cpus"]["online"] = [0, 1, 2, 3, 4, 5]
     assert pin_targets(detect_clusters(s)) == [5, 3]
-
-
-def test_pinned_command():
-    assert pinned_command(3, ["openssl", "speed", "-evp", "aes-128-gcm"]) == [
-        "taskset", "-c", "3", "openssl", "speed", "-evp", "aes-128-gcm"]
 
 
 def test_pinning_evidence():

@@ -167,12 +167,6 @@ def test_request_parsing():
 
 
 
-def test_format_eta():
-    assert matrix.format_eta(5) == "5s"
-    assert matrix.format_eta(516) == "8m36s"
-    assert matrix.format_eta(7300) == "2h01m"
-
-
 def test_cells_chunks_are_small_whole_lines_and_add_up():
     p = plan("3.0.19", cpus=2, repeat=10, seconds=1)
     chunks = matrix.cells_chunks(p.cells, limit=3000)

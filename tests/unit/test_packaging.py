@@ -28,3 +28,26 @@ def test_runner_finds_the_playbooks_and_the_default_inventory():
     assert (runner.PLAYBOOK_DIR / runner.MAIN_PLAYBOOK).is_file()
     assert (runner.PLAYBOOK_DIR / "files" / "sslbench-run.sh").is_file()
     assert runner.default_inventory().is_file()
+
+
+def test_runtime_dependencies_are_what_the_code_imports():
+    """Every runtime dependency has a job in orchestrator/, and orchestrator/ imports nothing undeclared
+    (test-only packages go to the `test` extra; mypyc, for the optional compiled parser, to `native`)."""
+    import ast
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {re.match(r"[A-Za-z0-9_.-]+", spec).group().lower() for spec in project["dependencies"]}
+    # distribution -> the module orchestrator imports; ansible-core has none: ansible-runner runs its ansible-playbook
+    module_of = {"ansible-core": None, "ansible-runner": "ansible_runner"}
+    wanted = {module_of.get(name, name) for name in declared} - {None}
+    imported = set()
+    for path in (ROOT / "orchestrator").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"orchestrator", "mypyc"}
+    assert third_party == wanted

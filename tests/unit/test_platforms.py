@@ -1,5 +1,4 @@
 """The one table of OS probes and package managers (orchestrator/platforms.py), as detect.sh and the playbook use it."""
-import os
 import shutil
 import subprocess
 from pathlib import Path

@@ -78,7 +78,7 @@ def cell(**kw):
     base = dict(id="001-evp-chacha20-poly1305-t1-r0", algorithm="chacha20-poly1305", kind="cipher", api="evp",
                 threads=1, sizes=matrix.SIZES_NEW, args=["speed", "-mr", "-evp", "chacha20-poly1305"], seconds=18.0)
     base.update(kw)
-    return matrix.Cell(**base)
+    return matrix.CellPlan(**base)
 
 
 def test_cell_log_becomes_measurements_with_repeat_and_version():

@@ -176,7 +176,7 @@ def test_the_collector_stores_conditions_apart_and_flags_every_cell(tmp_path):
     import io
 
     from orchestrator.fleet import Collector
-    from orchestrator.matrix import Capabilities, Cell, HostPlan
+    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
     from orchestrator.model import OK, Run
     from orchestrator.progress import ProgressView
     from orchestrator.validity import ALL_FLAGS
@@ -189,8 +189,8 @@ def test_the_collector_stores_conditions_apart_and_flags_every_cell(tmp_path):
     run_dir.mkdir(parents=True)
     collector = Collector(Run(run_id="run1", created=""), run_dir, ProgressView(live=False, stream=io.StringIO()))
     state = collector.host("box")
-    cells = [Cell(id=i, algorithm="sha256", kind="digest", api="evp", threads=1, sizes=(16,),
-                  args=["speed", "table", "-seconds", "1"], seconds=1.0) for i in ("001-t", "002-t")]
+    cells = [CellPlan(id=i, algorithm="sha256", kind="digest", api="evp", threads=1, sizes=(16,),
+                      args=["speed", "table", "-seconds", "1"], seconds=1.0) for i in ("001-t", "002-t")]
     state.plan = HostPlan(host="box", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)), cells=cells)
     for cell_id, text in logs.items():
         collector.add_log(state, cell_id, text)

@@ -11,7 +11,6 @@ from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_id
 from orchestrator.validity import (
     BUSY,
     CORES_OFFLINE,
-    FEW_SAMPLES,
     HOT,
     PIN_FAILED,
     THRESHOLDS,
@@ -23,7 +22,6 @@ from orchestrator.validity import (
     cell_verdict,
     decode_throttled,
     host_verdict,
-    mark_few_samples,
     mean_khz,
     offline_cpus,
     short_cpu_time,
@@ -192,27 +190,14 @@ def test_below_top_and_mean_clock():
     assert below_top(before, before) is None
 
 
-def test_few_samples_and_flag_merging():
-    ms = [Measurement("aes-128-gcm", 1024, 1.0, repeat=r) for r in range(4)]
-    ms += [Measurement("sha256", 1024, 1.0, repeat=r) for r in range(3)]
-    ms.append(Measurement("sha512", 1024, None, status="error"))
-    mark_few_samples(ms)
-    assert all(FEW_SAMPLES not in m.flags for m in ms[:4])
-    assert all(m.flags == [FEW_SAMPLES] for m in ms[4:7])
-    apply_flags(ms[4:5], [BUSY, FEW_SAMPLES, "custom"])
-    assert ms[4].flags == [BUSY, FEW_SAMPLES, "custom"]
-
-
-def test_each_cluster_of_a_big_little_host_needs_its_own_repeats():
-    # 2 repeats on the big core and 2 on the little one are not 4 samples of one cell
-    ms = [Measurement("aes-128-gcm", 1024, 1.0, repeat=r, cpu=cpu) for r in range(2) for cpu in ("Cortex-A72", "Cortex-A53")]
-    mark_few_samples(ms)
-    assert all(m.flags == [FEW_SAMPLES] for m in ms)
+def test_flag_merging():
+    m = Measurement("sha256", 1024, 1.0, flags=["custom", PIN_FAILED])
+    apply_flags([m], [BUSY, THROTTLED, "custom"])
+    assert m.flags == [THROTTLED, BUSY, PIN_FAILED, "custom"]  # ALL_FLAGS' order, then others, each once
 
 
 def test_thresholds_live_in_one_place():
     assert THRESHOLDS.hot_celsius == 80.0
-    assert THRESHOLDS.min_repeats == 4
     assert THRESHOLDS.cpu_seconds_ratio == 0.90
 
 

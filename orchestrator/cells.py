@@ -1,0 +1,131 @@
+"""A measured cell: its key, its samples, and the grouping of a host's measurements into cells.
+
+A cell is one figure `openssl speed` measures on a host: algorithm × api × operation × threads × block size
+× cpu (the cluster a single-thread cell was pinned to on a big.LITTLE host). `Key` names those six fields;
+every module that asks "is this the same figure?" (diff, tables, report, insights, import) uses it. The
+samples of a cell are the values of its ok measurements: one per `--repeat` index, or pooled over several runs.
+
+Not to be confused with `matrix.CellPlan`: one planned `openssl speed` invocation, which measures a cell per
+block size (or per public-key operation).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Mapping, NamedTuple
+
+from orchestrator import stats, validity
+from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
+
+# validity.py's flags that make a figure less comparable, carried from measurements and hosts to their cells.
+CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, validity.CORES_OFFLINE,
+                           validity.PIN_FAILED, validity.PARTIAL, validity.PARTIAL_CHILDREN))
+
+
+class Key(NamedTuple):
+    """What makes repeats of one figure the same cell."""
+
+    algorithm: str
+    api: str | None  # "evp", "legacy", or None (public-key cells, logs that cannot tell)
+    operation: str | None  # "sign", "verify", ... for public-key cells; None for throughput
+    threads: int
+    block_size: int | None  # None for public-key cells
+    cpu: str | None = None  # cluster label of a pinned big.LITTLE cell; None unpinned, or after best_core
+
+
+# A measurement's key fields as a plain tuple in Key's order: one C call per measurement (a 50,000-cell diff
+# reads 500,000). A plain tuple equals and hashes like the Key with the same fields, so it finds that Key in a
+# dict; host_cells makes the Key itself once per cell.
+_key_fields = operator.attrgetter(*Key._fields)
+
+
+def key_of(m: Measurement) -> Key:
+    """The Key of a measurement."""
+    return Key._make(_key_fields(m))
+
+
+_record_key_fields = operator.itemgetter(*Key._fields)
+
+
+def record_key(record: Mapping[str, Any]) -> Key:
+    """The Key of a flat record (tables.records: a Measurement's fields in a dict)."""
+    return Key._make(_record_key_fields(record))
+
+
+def sort_key(key: Key) -> tuple:
+    """Tables list cells by algorithm, api, operation, threads, block size, cluster (None before any value)."""
+    algorithm, api, operation, threads, block, cpu = key
+    return (algorithm, api or "", operation or "", threads, -1 if block is None else block, cpu or "")
+
+
+@dataclass
+class Cell:
+    """A measured cell of one host: its samples and what makes them less comparable."""
+
+    samples: list[float] = field(default_factory=list)  # values of the ok measurements
+    flags: set[str] = field(default_factory=set)  # CARRIED_FLAGS, and unsupported, error, invalid
+    unit: str = "B/s"  # "B/s" for throughput, "ops/s" for public-key operations
+
+
+def requested_seconds(run: Run) -> float | None:
+    """The `-seconds N` a run asked openssl for per cell (from run.matrix), None when openssl's defaults ran.
+
+    For one planned invocation, with openssl's defaults filled in, see validity.nominal_seconds.
+    """
+    for key in ("seconds", "seconds_per_cell"):
+        value = run.matrix.get(key) if isinstance(run.matrix, dict) else None
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+    return None
+
+
+def host_cells(result: HostResult, nominal: float | None = None,
+               into: dict[Key, Cell] | None = None) -> dict[Key, Cell]:
+    """Group a host's measurements into cells (adding to `into` pools several runs of one firmware).
+
+    `nominal`: requested_seconds of the run; a progress line well under it flags the cell busy.
+    """
+    cells: dict[Key, Cell] = {} if into is None else into
+    host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
+    # A progress line "… in 2.10s" on a 3 s cell: the process got less CPU than it asked for (validity.short_cpu_time,
+    # inlined: this is the hot loop of a 50,000-cell diff, keep it plain).
+    busy_below = validity.THRESHOLDS.cpu_seconds_ratio * nominal if nominal else None
+    isfinite, fields, make_key = math.isfinite, _key_fields, Key._make
+    for m in result.measurements:
+        key = fields(m)
+        cell = cells.get(key)
+        if cell is None:
+            cell = cells[make_key(key)] = Cell(unit="B/s" if m.operation is None else "ops/s")
+            cell.flags.update(host_flags)
+        if m.status != OK:
+            cell.flags.add("unsupported" if m.status == UNSUPPORTED else "error")
+            continue
+        value = m.bytes_per_second if m.operation is None else m.ops_per_second
+        if value is not None:
+            if isfinite(value):
+                cell.samples.append(float(value))
+            else:
+                cell.flags.add("invalid")  # openssl printed inf/nan: the cell ran for ~0 s
+        if m.flags:
+            cell.flags.update(f for f in m.flags if f in CARRIED_FLAGS)
+        if busy_below is not None and m.seconds is not None and m.seconds < busy_below:
+            cell.flags.add("busy")
+    return cells
+
+
+def medians(cells: Mapping[Key, Cell]) -> dict[Key, float]:
+    """The median of every cell with at least one sample."""
+    return {key: stats.median(cell.samples) for key, cell in cells.items() if cell.samples}
+
+
+def best_core(values: Mapping[Key, float]) -> dict[Key, float]:
+    """One value per cell regardless of cluster, the best cluster's (its key has cpu None): on a big.LITTLE host
+    what one flow gets on a big core. Unpinned cells pass through."""
+    out: dict[Key, float] = {}
+    for key, value in values.items():
+        if key.cpu is not None:
+            key = key._replace(cpu=None)
+        if value > out.get(key, -math.inf):
+            out[key] = value
+    return out
