@@ -333,17 +333,3 @@ def _unsupported(algorithm: str, api: str | None, threads: int, size: int | None
 def cells_text(cells: Iterable[CellPlan]) -> str:
     """The file the on-host script reads: `id<TAB>pin<TAB>arg arg ...` per line (pin: a CPU number, or -)."""
     return "".join(f"{c.id}\t{'-' if c.pin is None else int(c.pin)}\t{' '.join(c.args)}\n" for c in cells)
-
-
-def cells_chunks(cells: Iterable[CellPlan], limit: int = 3000) -> list[str]:
-    """cells_text in pieces of at most `limit` characters (whole lines), each sent by its own command:
-    dropbear refuses a command longer than 9000 bytes, and Ansible's quoting makes ours longer."""
-    chunks: list[str] = []
-    for line in cells_text(cells).splitlines(keepends=True):
-        if chunks and len(chunks[-1]) + len(line) <= limit:
-            chunks[-1] += line
-        else:
-            chunks.append(line)
-    return chunks
-
-

@@ -166,15 +166,6 @@ def test_request_parsing():
     assert matrix.resolve_threads(req.threads, 3) == [1, 3]
 
 
-
-def test_cells_chunks_are_small_whole_lines_and_add_up():
-    p = plan("3.0.19", cpus=2, repeat=10, seconds=1)
-    chunks = matrix.cells_chunks(p.cells, limit=3000)
-    assert len(chunks) > 1
-    assert all(len(c) <= 3000 and c.endswith("\n") for c in chunks)
-    assert "".join(chunks) == matrix.cells_text(p.cells)
-
-
 BIG_LITTLE = [(7, "Cortex-A72"), (3, "Cortex-A53")]
 
 

@@ -2,7 +2,6 @@
 prints its arguments): arguments arrive intact, progress and logs are shipped in bounded polls, and
 `stop` leaves no process behind."""
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -342,11 +341,11 @@ def test_a_runner_that_finished_between_two_looks_is_not_dead(tmp_path):
 
 def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_launch_finds_it(tmp_path):
     from orchestrator import bench
-    from orchestrator.matrix import Capabilities, Cell, HostPlan
+    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
 
     _, fake = workdir(tmp_path, [])
     plan = HostPlan(host="h", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)))
-    plan.cells.append(Cell(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
+    plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unit{os.getpid()}"
     script = tmp_path / "launcher.sh"
