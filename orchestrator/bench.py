@@ -6,8 +6,8 @@ passes (one `run.sh poll` per host due, one ansible-playbook run per pass) bring
 So `--forks` caps concurrent SSH sessions, whatever the fleet's size, and the controller works only in passes.
 
 When a host is next asked (`Schedule`): at its planned ETA, then from the progress it reported (what is left of
-the cell it runs and of the cells after it), never sooner than MIN_WAIT nor later than MAX_WAIT (so progress and
-logs keep coming on long matrices). A host is declared dead only on evidence: its runner gone without having
+the cell it runs and of the cells after it), never sooner than MIN_WAIT nor later than its progress_wait (so
+progress and logs keep coming on long matrices). A host is declared dead only on evidence: its runner gone without having
 written `finished`, seen on two polls in a row; an SSH failure is retried after RETRY_WAITS before the host is
 called unreachable. Ctrl-C stops openssl on the hosts and ships what finished (playbooks/cleanup.yml).
 """
@@ -24,7 +24,9 @@ from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.runner import CLEANUP_PLAYBOOK, PLAYBOOK_DIR, Driver, Interrupt
 
 MIN_WAIT = 1.0  # seconds between two polls of one host, at least
-MAX_WAIT = 60.0  # and at most, so a long matrix still shows progress and ships its logs as they come
+# and at most a quarter of its matrix (but not under 10 s, nor over 60 s): progress and finished logs keep coming
+# on long matrices, and a host that drops off loses only what it measured since the last poll
+PROGRESS_WAITS = (10.0, 60.0)
 # Hosts due within this many seconds of the first are asked in the same pass, or within as long as the last pass
 # took if that was longer: a host left out would be asked that much later anyway, at the cost of one more pass.
 BATCH = 2.0
@@ -66,8 +68,14 @@ class Schedule:
 
     due: float
     deadline: float  # past this without `finished`, the host failed: it is far slower than planned
+    every: float = PROGRESS_WAITS[1]  # at most this long between two polls (progress_wait)
     retries: int = 0  # SSH failures in a row
     died: int = 0  # polls in a row that found the runner gone without `finished`
+
+
+def progress_wait(plan: HostPlan) -> float:
+    low, high = PROGRESS_WAITS
+    return min(max(plan.eta_seconds / 4, low), high)
 
 
 def deadline_after(plan: HostPlan, options: PlanOptions) -> float:
@@ -94,8 +102,9 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
     schedule = {}
     for name in launched:
         started, plan = collector.hosts[name].poll_at, plans[name][1]
-        schedule[name] = Schedule(due=started + plan.eta_seconds + FIRST_POLL_MARGIN,
-                                  deadline=started + deadline_after(plan, options))
+        every = progress_wait(plan)
+        schedule[name] = Schedule(due=started + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
+                                  deadline=started + deadline_after(plan, options), every=every)
     while schedule and not interrupt.requested:
         first = min(s.due for s in schedule.values())
         if not _wait_until(first, collector, interrupt):
@@ -105,7 +114,7 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
             collector.hosts[name].poll_state = collector.hosts[name].poll_problem = None
         began = time.monotonic()
         driver.play(tags="collect", extravars={"sslbench_run_id": run_id}, on_event=collector.on_event,
-                    limit=",".join(due))
+                    hosts=due)
         now = time.monotonic()
         last_pass = now - began
         for name in due:
@@ -115,7 +124,7 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
         unfinished = [name for name in launched if not collector.hosts[name].finished]
         if unfinished:
             driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run_id},
-                        on_event=collector.on_event, cancellable=False, limit=",".join(unfinished))
+                        on_event=collector.on_event, cancellable=False, hosts=unfinished)
 
 
 def launch(driver: Driver, collector: Collector, plans: dict[str, tuple[HostState, HostPlan]],
@@ -136,7 +145,7 @@ def launch(driver: Driver, collector: Collector, plans: dict[str, tuple[HostStat
         for name in todo:
             collector.hosts[name].poll_state = collector.hosts[name].poll_problem = None
         driver.play(tags="launch", extravars={"sslbench_launchers": {n: paths[n] for n in todo}},
-                    on_event=collector.on_event, limit=",".join(todo))
+                    on_event=collector.on_event, hosts=todo)
         for name in todo:
             state = collector.hosts[name]
             if state.poll_problem == HOST_FAILED:
@@ -177,7 +186,7 @@ def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float)
             fail(state, HOST_FAILED, "the benchmark did not finish in time (the host is far slower than planned)")
         else:
             left = collector.view.host(name).remaining_seconds(now)
-            schedule.due = now + (0.0 if state.poll_state == "pending" else min(max(left, MIN_WAIT), MAX_WAIT))
+            schedule.due = now + (0.0 if state.poll_state == "pending" else min(max(left, MIN_WAIT), schedule.every))
             return False
     collector.finish(state)
     collector.view.host(name).phase = "done" if state.result.status == HOST_OK else "failed"

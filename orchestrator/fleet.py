@@ -360,7 +360,7 @@ def diagnose_hidden_hops(driver: Driver, collector: Collector) -> None:
             found[event.host] = event.message
 
     driver.play(tags="detect", extravars={**platforms.detect_vars(), "ansible_ssh_args": "-o ControlMaster=no"},
-                on_event=keep, limit=",".join(hidden))
+                on_event=keep, hosts=hidden)
     for name, message in found.items():
         state = collector.hosts[name]
         state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {message}"

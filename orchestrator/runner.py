@@ -18,7 +18,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import ansible_runner
 
@@ -35,6 +35,7 @@ def _shipped_dir(name: str) -> Path:
 
 PLAYBOOK_DIR = _shipped_dir("playbooks")
 MAIN_PLAYBOOK = "sslbench.yml"
+SELECTED_GROUP = "sslbench_selected"  # the plays' hosts when a phase is for some hosts only (Driver.play)
 CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
 # Hosts worked on at once unless --forks says otherwise: each pass is short (no host holds a worker while its cells
@@ -283,10 +284,19 @@ class Driver:
 
     def play(self, *, tags: str | None = None, extravars: dict[str, Any] | None = None,
              on_event: Callable[[HostEvent], None] | None = None, playbook: str = MAIN_PLAYBOOK,
-             cancellable: bool = True, limit: str | None = None) -> str:
-        """Run one playbook phase; returns ansible-runner's status ("successful", "failed", "canceled", ...)."""
+             cancellable: bool = True, hosts: Sequence[str] | None = None) -> str:
+        """Run one playbook phase (on `hosts` only, when given); returns ansible-runner's status ("successful",
+        "failed", "canceled", ...)."""
         self._calls += 1
         words = self.ansible.cmdline()
+        inventory: str | list[str] = str(self.inventory)
+        if hosts is not None:
+            # A group of exactly these hosts, in an inventory of its own beside the user's: a host name is never
+            # read as a pattern (--limit would take `,` `:` `!` `&` `~` in a name for pattern syntax)
+            selection = self.private_dir / f"hosts-{self._calls}.yml"
+            selection.write_text(json.dumps({"all": {"children": {SELECTED_GROUP: {"hosts": dict.fromkeys(hosts)}}}}))
+            inventory = [str(self.inventory), str(selection)]
+            extravars = {**(extravars or {}), "sslbench_hosts": SELECTED_GROUP}
         if extravars:
             # Extra vars in a private file (0600), not on the command line where `ps` shows them.
             vars_file = self.private_dir / f"vars-{self._calls}.json"
@@ -314,8 +324,8 @@ class Driver:
             private_data_dir=str(self.private_dir),
             project_dir=str(PLAYBOOK_DIR),
             playbook=str(PLAYBOOK_DIR / playbook),
-            inventory=str(self.inventory),
-            limit=limit or self.limit,
+            inventory=inventory,
+            limit=self.limit,
             forks=self.forks or DEFAULT_FORKS,
             tags=tags,
             cmdline=cmdline,

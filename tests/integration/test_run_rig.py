@@ -99,9 +99,10 @@ def test_host_whose_ssh_server_dies_mid_run(rig_inventory, rig_hosts, rig_contro
     victim = of_family(rig_hosts, "raspbian")
     other = of_family(rig_hosts, "ddwrt")
     results = tmp_path / "results"
+    # 6 cells of 5 s: polled every 10 s (a quarter of the matrix, at least 10 s), so cells come back mid-run
     proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", f"{victim},{other}",
                              "--algorithms", "sha256,sha512,sha1,md5,aes-128-cbc,aes-256-cbc", "--sizes", "1024",
-                             "--threads", "1", "--api", "evp", "--seconds", "1", "--idle-wait", "0", "--results", str(results)],
+                             "--threads", "1", "--api", "evp", "--seconds", "5", "--idle-wait", "0", "--results", str(results)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300

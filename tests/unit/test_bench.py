@@ -65,13 +65,25 @@ def test_a_runner_found_dead_then_finished_is_not_dead(tmp_path):
     assert done and state.result.status == HOST_OK
 
 
-@pytest.mark.parametrize("left, expected", [(0.0, bench.MIN_WAIT), (30.0, 30.0), (600.0, bench.MAX_WAIT)])
+@pytest.mark.parametrize("left, expected", [(0.0, bench.MIN_WAIT), (30.0, 30.0), (600.0, 60.0)])
 def test_a_running_host_is_asked_again_when_its_cells_should_be_done(tmp_path, left, expected):
     collector, state = make_collector(tmp_path)
     view = collector.view.host(state.name)
     view.planned = {c.id: left / 2 for c in state.plan.cells}
-    done, schedule = poll(collector, state, "@@sslbench-progress\n@@sslbench-state running\n")
+    done, schedule = poll(collector, state, "@@sslbench-progress\n@@sslbench-state running\n",
+                          schedule=bench.Schedule(due=100.0, deadline=1100.0, every=60.0))
     assert not done and schedule.due == pytest.approx(100.0 + expected)
+
+
+def test_long_matrices_are_asked_at_least_four_times_but_not_more_than_each_ten_seconds(tmp_path):
+    collector, state = make_collector(tmp_path)
+    for cell, seconds in zip(state.plan.cells, (2.0, 3.0)):
+        cell.seconds = seconds
+    assert bench.progress_wait(state.plan) == 10.0  # a 5 s matrix: asked once, when it should be done
+    state.plan.cells[0].seconds = 117.0
+    assert bench.progress_wait(state.plan) == 30.0
+    state.plan.cells[0].seconds = 3600.0
+    assert bench.progress_wait(state.plan) == 60.0
 
 
 def test_pending_logs_are_fetched_at_once_and_a_late_host_fails(tmp_path):
