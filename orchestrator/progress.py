@@ -70,15 +70,21 @@ def _int(text: str) -> int:
 
 
 class ProgressView:
-    """Rich live bars on a terminal; plain lines (one per change) in logs and CI."""
+    """Rich live bars on a terminal; plain lines (one per change) in logs and CI. A fleet of more than `per_host`
+    hosts gets one summary instead (hosts per phase, the longest ETA), at most every SUMMARY_EVERY seconds in
+    plain mode: a thousand bars would not fit a terminal, and redrawing them would cost the controller."""
 
-    def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
+    SUMMARY_EVERY = 10.0
+
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None, per_host: int = 30) -> None:
         self.stream = stream or sys.stderr
         self.hosts: dict[str, HostProgress] = {}
         self.live = self.stream.isatty() if live is None else live
+        self.per_host = per_host
         self._rich = None
         self._tasks: dict[str, int] = {}
         self._last_line: dict[str, str] = {}
+        self._summary_at = 0.0
 
     def __enter__(self) -> ProgressView:
         if self.live:
@@ -101,6 +107,9 @@ class ProgressView:
         return self.hosts[name]
 
     def refresh(self, name: str) -> None:
+        if len(self.hosts) > self.per_host:
+            self._refresh_summary()
+            return
         state = self.host(name)
         text = state.describe()
         if self._rich is not None:
@@ -112,3 +121,29 @@ class ProgressView:
         elif self._last_line.get(name) != text:
             self._last_line[name] = text
             print(f"{name}: {text}", file=self.stream, flush=True)
+
+    def summary(self, now: float | None = None) -> str:
+        """`64 hosts: 40 done, 20 bench, 4 failed; ETA 1m05s` (the longest ETA of the hosts still at work)."""
+        now = time.monotonic() if now is None else now
+        phases: dict[str, int] = {}
+        for state in self.hosts.values():
+            phases[state.phase] = phases.get(state.phase, 0) + 1
+        order = ("done", "bench", "provision", "detect", "waiting", "failed", "unreachable")
+        counts = ", ".join(f"{phases[p]} {p}" for p in sorted(phases, key=lambda p: (order + (p,)).index(p)))
+        left = max((s.remaining_seconds(now) for s in self.hosts.values() if s.phase == "bench"), default=None)
+        return f"{len(self.hosts)} hosts: {counts}" + (f"; ETA {format_eta(left)}" if left is not None else "")
+
+    def _refresh_summary(self) -> None:
+        text = self.summary()
+        done = sum(1 for s in self.hosts.values() if s.phase in ("done", "failed", "unreachable"))
+        if self._rich is not None:
+            for task in self._tasks.values():  # per-host bars of a fleet that grew past per_host
+                self._rich.update(task, visible=False)
+            if "" not in self._tasks:
+                self._tasks[""] = self._rich.add_task(text, total=len(self.hosts), host="fleet")
+            self._rich.update(self._tasks[""], description=text, total=len(self.hosts), completed=done)
+        elif time.monotonic() - self._summary_at >= self.SUMMARY_EVERY or done == len(self.hosts):
+            if self._last_line.get("") != text:
+                self._summary_at = time.monotonic()
+                self._last_line[""] = text
+                print(text, file=self.stream, flush=True)

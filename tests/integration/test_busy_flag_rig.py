@@ -125,12 +125,13 @@ def test_cpu_hog_mid_run_flags_exactly_the_cells_it_overlapped(rig_inventory, ri
     hog = None
     try:
         cell_logs = lambda: list(results.glob(f"*/{host}/[0-9]*.log"))  # noqa: E731
+        # the first poll (a quarter of the ~25-s matrix, at least 10 s in) brings the first cells back
         wait_for(lambda: len(cell_logs()) >= 1, 300, "the first cell")
         hog_asked = uptime()
         hog = subprocess.Popen([*ssh, f"sh -c '{HOG}'"], stdin=subprocess.DEVNULL)
         wait_for(hog_running, 30, "the hog to run")
         hog_from = uptime()
-        wait_for(lambda: len(cell_logs()) >= 5, 300, "cells to run under the hog")
+        time.sleep(7)  # about three cells under the hog; the cells after it are hog-free
         hog_stop_asked = uptime()
         subprocess.run([*ssh, f"touch {STOP_FILE}"], check=True, timeout=60)
         hog.wait(timeout=60)

@@ -305,3 +305,21 @@ def test_run_json_keeps_extra_var_names_not_values():
                              "-e{\"ansible_password\": \"pw\"}", "-eflag=on", "--extra-vars", "k='a b'", "-i", "inv"]) == [
         "sslbench", "run", "-e", "ansible_become_password=*** x=***", "--extra-vars=@v.yml", "-e***", "-eflag=***",
         "--extra-vars", "k=***", "-i", "inv"]
+
+
+def test_a_large_fleet_gets_one_summary_line_not_a_line_per_host():
+    import io
+
+    stream = io.StringIO()
+    view = ProgressView(live=False, stream=stream, per_host=3)
+    for name in ("a", "b", "c", "d"):
+        view.host(name).phase = "bench"
+        view.host(name).planned = {"x": 30.0}
+    view.host("d").phase = "failed"
+    view.refresh("a")
+    view.refresh("b")  # within SUMMARY_EVERY: nothing more printed
+    assert stream.getvalue().splitlines() == ["4 hosts: 3 bench, 1 failed; ETA 30s"]
+    for name in ("a", "b", "c"):
+        view.host(name).phase = "done"
+    view.refresh("c")  # every host done: said at once
+    assert stream.getvalue().splitlines()[-1] == "4 hosts: 3 done, 1 failed"
