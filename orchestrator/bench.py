@@ -130,14 +130,12 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
 def launch(driver: Driver, collector: Collector, plans: dict[str, tuple[HostState, HostPlan]],
            options: PlanOptions, interrupt: Interrupt) -> list[str]:
     """One launch pass (retried for SSH failures, RETRY_WAITS apart); the hosts whose runner started."""
-    launchers = driver.private_dir / "launchers"
-    launchers.mkdir(exist_ok=True)
-    paths = {}
+    paths = {}  # host -> its launcher, relative to the playbook (the project dir travels to site workers)
     for name, (state, plan) in plans.items():
-        path = launchers / f"{store.safe_name(name)}-{len(paths)}.sh"
+        path = driver.shipped_dir / f"launch-{len(paths)}-{store.safe_name(name)}.sh"
         path.write_text(launcher_script(collector.run.run_id, plan, state.openssl_path or "openssl",
                                         options.idle_wait))
-        paths[name] = str(path)
+        paths[name] = str(path.relative_to(driver.project_dir))
     todo = sorted(plans)
     for wait in (0.0, *RETRY_WAITS):
         if wait and not _wait_until(time.monotonic() + wait, collector, interrupt):
@@ -156,13 +154,20 @@ def launch(driver: Driver, collector: Collector, plans: dict[str, tuple[HostStat
     for name in todo:
         state = collector.hosts[name]
         fail(state, HOST_UNREACHABLE, state.poll_message)
-    return [name for name in sorted(plans)
-            if collector.hosts[name].poll_state == "started" and collector.hosts[name].result.status == HOST_OK]
+    launched = [name for name in sorted(plans)
+                if collector.hosts[name].poll_state == "started" and collector.hosts[name].result.status == HOST_OK]
+    for name in launched:
+        collector.view.host(name).phase = "bench"
+        collector.view.refresh(name)
+    return launched
 
 
 def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float) -> bool:
     """Read what the pass said about one host: True when it is done with (finished or failed)."""
     state = collector.hosts[name]
+    if state.poll_state is None and state.poll_problem is None:  # no word at all: the pass itself failed
+        state.poll_problem = HOST_UNREACHABLE  # (a site worker that died, ssh to it refused ...)
+        state.poll_message = "no answer: the pass that asked it failed (a site worker gone?)"
     if state.poll_problem == HOST_UNREACHABLE:
         if schedule.retries < len(RETRY_WAITS):
             schedule.due = now + RETRY_WAITS[schedule.retries]

@@ -17,6 +17,14 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forks", type=int, metavar="N", help="hosts worked on in parallel (Ansible forks)")
     p.add_argument("--insecure-no-host-key-check", action="store_true",
                    help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
+    sites = p.add_argument_group("site workers", "run the hosts of a pattern from another machine (ansible-runner "
+                                                 "worker over ssh), e.g. a lab behind NAT; see orchestrator/workers.py")
+    sites.add_argument("--worker", action="append", metavar="NAME=SSH_TARGET",
+                       help="a worker reached with `ssh SSH_TARGET`, running the hosts of the group NAME; repeatable")
+    sites.add_argument("--worker-hosts", action="append", metavar="NAME=PATTERN",
+                       help="the hosts worker NAME runs: one Ansible pattern term (default: the group NAME)")
+    sites.add_argument("--config", metavar="FILE", help="a TOML file with [workers.NAME] tables (ssh, hosts, "
+                                                        "ssh_args, runner)")
     ansible = p.add_argument_group("Ansible options", "passed to ansible-playbook as you would type them there; "
                                                       "passwords are asked once here and never stored")
     ansible.add_argument("-u", "--user", metavar="USER", help="connect as this user")

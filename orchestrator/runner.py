@@ -14,8 +14,10 @@ import re
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -23,6 +25,7 @@ from typing import Any, Callable, Sequence
 import ansible_runner
 
 from orchestrator.errors import UserError
+from orchestrator.workers import Worker, local_limit, worker_limit
 
 
 def _shipped_dir(name: str) -> Path:
@@ -35,6 +38,7 @@ def _shipped_dir(name: str) -> Path:
 
 PLAYBOOK_DIR = _shipped_dir("playbooks")
 MAIN_PLAYBOOK = "sslbench.yml"
+SHIPPED = "shipped"  # files written for the hosts (launch scripts), inside the run's project dir
 SELECTED_GROUP = "sslbench_selected"  # the plays' hosts when a phase is for some hosts only (Driver.play)
 CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
@@ -70,6 +74,29 @@ class HostEvent:
     message: str = ""  # Ansible's msg (unreachable / failed), or stderr
     ignored: bool = False  # a failure the play ignores (ignore_errors)
     rc: int | None = None
+
+
+@dataclass
+class Call:
+    """One phase, as every part of it (here, on each worker) runs it."""
+
+    number: int
+    tags: str | None
+    playbook: str
+    extravars: dict[str, Any]
+    handle: Callable[[dict[str, Any], str | None], bool]
+    cancel: Callable[[], bool]
+
+
+def _copy_inventory(inventory: Path, into: Path) -> None:
+    """The user's inventory for a worker: a directory as it is, a file with the group_vars/host_vars beside it."""
+    if inventory.is_dir():
+        shutil.copytree(inventory, into, dirs_exist_ok=True)
+        return
+    shutil.copy2(inventory, into / inventory.name)
+    for sub in ("group_vars", "host_vars"):
+        if (inventory.parent / sub).is_dir():
+            shutil.copytree(inventory.parent / sub, into / sub)
 
 
 def host_event(event: dict[str, Any]) -> HostEvent | None:
@@ -233,11 +260,15 @@ class Interrupt:
 
 
 class Driver:
-    """Runs the playbook phases of one run against one inventory."""
+    """Runs the playbook phases of one run against one inventory: here, or for the hosts of a site worker, on that
+    worker through ansible-runner's streaming protocol (orchestrator/workers.py); events come back to one handler.
+
+    Everything a play needs travels in one project directory of the run's own (private_dir/project: the playbooks,
+    and `shipped/`, files written for the hosts such as their launch scripts), so a worker gets the same."""
 
     def __init__(self, run_dir: Path, inventory: Path, *, limit: str | None = None, forks: int | None = None,
                  insecure_no_host_key_check: bool = False, interrupt: Interrupt | None = None,
-                 ansible: AnsibleOptions | None = None) -> None:
+                 ansible: AnsibleOptions | None = None, workers: Sequence[Worker] = ()) -> None:
         self.run_dir = Path(run_dir)
         self.inventory = inventory
         self.ansible = ansible or AnsibleOptions()
@@ -245,8 +276,15 @@ class Driver:
         self.forks = forks
         self.insecure = insecure_no_host_key_check
         self.interrupt = interrupt
+        self.workers = {w.name: w for w in workers}
+        self.host_worker: dict[str, str] = {}  # host -> the worker that ran it (learnt from the events)
         self.private_dir = Path(tempfile.mkdtemp(prefix="sslbench-runner-"))
+        self.project_dir = self.private_dir / "project"
+        shutil.copytree(PLAYBOOK_DIR, self.project_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        self.shipped_dir = self.project_dir / SHIPPED
+        self.shipped_dir.mkdir()
         self._calls = 0
+        self._lock = threading.Lock()  # event handlers of parts running side by side
         self.last_stdout = ""
 
     def close(self) -> None:
@@ -268,8 +306,8 @@ class Driver:
             "ANSIBLE_RETRY_FILES_ENABLED": "False",
             "ANSIBLE_NOCOLOR": "True",
             "ANSIBLE_DEPRECATION_WARNINGS": "False",
-            # Where the launch script lands: an absolute path, so Ansible need not ask the shell for `~` (a login
-            # shell that prints a banner or a title first would garble the answer) and a read-only home is no matter
+            # Where Ansible's own temp files land: an absolute path, so Ansible need not ask the shell for `~` (a
+            # login shell that prints a banner or a title first would garble the answer)
             "ANSIBLE_REMOTE_TEMP": os.environ.get("ANSIBLE_REMOTE_TEMP") or "/tmp/.sslbench-ansible-$USER",
             # the strategy's loop checks its workers every 1 ms by default: a busy loop while hosts wait
             "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.05",
@@ -285,62 +323,160 @@ class Driver:
     def play(self, *, tags: str | None = None, extravars: dict[str, Any] | None = None,
              on_event: Callable[[HostEvent], None] | None = None, playbook: str = MAIN_PLAYBOOK,
              cancellable: bool = True, hosts: Sequence[str] | None = None) -> str:
-        """Run one playbook phase (on `hosts` only, when given); returns ansible-runner's status ("successful",
-        "failed", "canceled", ...)."""
+        """Run one playbook phase (on `hosts` only, when given), here and on the workers whose hosts it concerns;
+        returns ansible-runner's status ("successful", "failed", "canceled", ...), the first that is not
+        successful when there are several parts."""
         self._calls += 1
-        words = self.ansible.cmdline()
-        inventory: str | list[str] = str(self.inventory)
-        if hosts is not None:
-            # A group of exactly these hosts, in an inventory of its own beside the user's: a host name is never
-            # read as a pattern (--limit would take `,` `:` `!` `&` `~` in a name for pattern syntax)
-            selection = self.private_dir / f"hosts-{self._calls}.yml"
-            selection.write_text(json.dumps({"all": {"children": {SELECTED_GROUP: {"hosts": dict.fromkeys(hosts)}}}}))
-            inventory = [str(self.inventory), str(selection)]
-            extravars = {**(extravars or {}), "sslbench_hosts": SELECTED_GROUP}
-        if extravars:
-            # Extra vars in a private file (0600), not on the command line where `ps` shows them.
-            vars_file = self.private_dir / f"vars-{self._calls}.json"
-            fd = os.open(vars_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(extravars, handle)
-            words += ["-e", "@" + str(vars_file)]
-        cmdline = " ".join(shlex.quote(w) for w in words) or None
+        call = Call(number=self._calls, tags=tags, playbook=playbook, extravars=dict(extravars or {}),
+                    handle=self._handler(on_event), cancel=lambda: bool(cancellable and self.interrupt and
+                                                                       self.interrupt.requested))
+        parts = self._parts(hosts)
+        if len(parts) == 1:
+            return self._run_part(call, *parts[0])
+        statuses = ["failed"] * len(parts)
 
-        def handle(event: dict[str, Any]) -> bool:
-            if on_event is not None:
-                parsed = host_event(event)
-                if parsed is not None:
+        def run(i: int, part: tuple[Worker | None, list[str] | None, str | None]) -> None:
+            try:
+                statuses[i] = self._run_part(call, *part)
+            except Exception as exc:  # noqa: BLE001 - one part's failure is its hosts', not the run's
+                print(f"sslbench: internal error running {call.tags or call.playbook} "
+                      f"{'on ' + part[0].name if part[0] else 'here'}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+        threads = [threading.Thread(target=run, args=(i, part)) for i, part in enumerate(parts)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return next((status for status in statuses if status != "successful"), "successful")
+
+    def _parts(self, hosts: Sequence[str] | None) -> list[tuple[Worker | None, list[str] | None, str | None]]:
+        """(worker or None for here, its hosts or None for all, the limit) per part of one phase."""
+        if not self.workers:
+            return [(None, None if hosts is None else list(hosts), self.limit)]
+        if hosts is None:  # every host: each worker its pattern's, this machine the rest
+            workers = list(self.workers.values())
+            return [(None, None, local_limit(self.limit, workers))] + [
+                (w, None, worker_limit(self.limit, w)) for w in workers]
+        by_worker: dict[str | None, list[str]] = {}
+        for host in hosts:
+            by_worker.setdefault(self.host_worker.get(host), []).append(host)
+        return [(self.workers[name] if name else None, names, self.limit) for name, names in by_worker.items()]
+
+    def _handler(self, on_event: Callable[[HostEvent], None] | None) -> Callable[[dict[str, Any], str | None], bool]:
+        def handle(event: dict[str, Any], worker: str | None) -> bool:
+            parsed = host_event(event)
+            if parsed is None:
+                return True  # keep every event: rejected ones vanish from the runner's stats
+            with self._lock:
+                if worker:
+                    self.host_worker[parsed.host] = worker
+                if on_event is not None:
                     try:
                         on_event(parsed)
                     except Exception as exc:  # a bug of ours must not swallow the rest of the run's events
                         print(f"sslbench: internal error handling {parsed.kind} of {parsed.host} "
                               f"({parsed.task}): {type(exc).__name__}: {exc}", file=sys.stderr)
-            return True  # keep every event: rejected ones vanish from the runner's stats
+            return True
 
-        def cancel() -> bool:
-            return bool(cancellable and self.interrupt and self.interrupt.requested)
+        return handle
 
-        result = ansible_runner.run(
-            private_data_dir=str(self.private_dir),
-            project_dir=str(PLAYBOOK_DIR),
-            playbook=str(PLAYBOOK_DIR / playbook),
-            inventory=inventory,
-            limit=self.limit,
-            forks=self.forks or DEFAULT_FORKS,
-            tags=tags,
-            cmdline=cmdline,
-            verbosity=self.ansible.verbosity or None,
-            passwords=dict(self.ansible.passwords),
-            envvars=self.envvars(),
-            suppress_env_files=True,
-            quiet=True,
-            event_handler=handle,
-            cancel_callback=cancel,
-            ident=f"{self._calls:02d}-{(tags or playbook).replace(',', '-')}",
-            settings={"pexpect_timeout": 1, "suppress_ansible_output": True},
-        )
-        self.last_stdout = self._save_stdout(result)
-        return str(result.status)
+    def _run_part(self, call: Call, worker: Worker | None, hosts: list[str] | None, limit: str | None) -> str:
+        where = self.private_dir if worker is None else self.private_dir / f"worker-{call.number:02d}-{worker.name}"
+        inventory_dir = where / "inventory"  # ansible-runner's own place: the worker finds it there
+        extravars = dict(call.extravars)
+        inventories: list[str] = [str(self.inventory)]
+        if worker is not None:  # the user's inventory travels with it (with its group_vars/host_vars)
+            inventory_dir.mkdir(parents=True)
+            _copy_inventory(self.inventory, inventory_dir)
+            inventories = [str(inventory_dir)]
+        if hosts is not None:
+            # A group of exactly these hosts, in an inventory of its own beside the user's: a host name is never
+            # read as a pattern (--limit would take `,` `:` `!` `&` `~` in a name for pattern syntax)
+            selection = (inventory_dir if worker is not None else where) / f"selected-{call.number:02d}.yml"
+            selection.write_text(json.dumps({"all": {"children": {SELECTED_GROUP: {"hosts": dict.fromkeys(hosts)}}}}))
+            if worker is None:
+                inventories.append(str(selection))
+            extravars["sslbench_hosts"] = SELECTED_GROUP
+        words = self.ansible.cmdline()
+        if extravars:
+            # Extra vars in a private file (0600), not on the command line where `ps` shows them.
+            vars_name = f"vars-{call.number:02d}.json"
+            vars_file = (where / "project" if worker is not None else self.private_dir) / vars_name
+            vars_file.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(vars_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(extravars, handle)
+            words += ["-e", "@" + (vars_name if worker is not None else str(vars_file))]
+        ident = f"{call.number:02d}-{(call.tags or call.playbook).replace(',', '-')}"
+        kwargs: dict[str, Any] = dict(
+            playbook=call.playbook, limit=limit, forks=self.forks or DEFAULT_FORKS, tags=call.tags,
+            cmdline=" ".join(shlex.quote(w) for w in words) or None, verbosity=self.ansible.verbosity or None,
+            passwords=dict(self.ansible.passwords), suppress_env_files=True,
+            settings={"pexpect_timeout": 1, "suppress_ansible_output": True})
+        if worker is None:
+            result = ansible_runner.run(
+                private_data_dir=str(self.private_dir), project_dir=str(self.project_dir),
+                inventory=inventories if len(inventories) > 1 else inventories[0], envvars=self.envvars(),
+                quiet=True, event_handler=lambda event: call.handle(event, None), cancel_callback=call.cancel,
+                ident=ident, **kwargs)
+            self.last_stdout = self._save_stdout(result)
+            return str(result.status)
+        return self._run_on_worker(worker, where, call, ident, kwargs, hosts)
+
+    def _run_on_worker(self, worker: Worker, where: Path, call: Call, ident: str, kwargs: dict[str, Any],
+                       hosts: list[str] | None) -> str:
+        """ansible-runner transmit | ssh WORKER ansible-runner worker | ansible-runner process."""
+        project = where / "project"
+        shutil.copytree(self.project_dir, project, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(SHIPPED, "__pycache__", "*.pyc"))
+        (project / SHIPPED).mkdir(exist_ok=True)
+        for name in (call.extravars.get("sslbench_launchers") or {}).values():  # the files its hosts need
+            shutil.copy2(self.project_dir / name, project / name)
+        env = {k: v for k, v in self.envvars().items() if k != "PATH"}  # the worker's own PATH
+        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = f"~/.ansible/cp/sslbench-{self.private_dir.name}"
+        errors = where / "worker-stderr.txt"
+        try:
+            with open(errors, "wb") as stderr:  # a file, not a pipe: nothing to drain while the stream runs
+                proc = subprocess.Popen(worker.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=stderr)
+        except OSError as exc:
+            print(f"sslbench: worker {worker.name}: cannot run ssh: {exc}", file=sys.stderr)
+            return "failed"
+        sent: list[BaseException] = []
+
+        def transmit() -> None:
+            try:
+                ansible_runner.run(streamer="transmit", _output=proc.stdin, private_data_dir=str(where),
+                                   envvars=env, ident=ident, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - said below, with the worker's name
+                sent.append(exc)
+            finally:
+                proc.stdin.close()
+
+        sender = threading.Thread(target=transmit)
+        sender.start()
+        received = where / "received"
+        try:
+            result = ansible_runner.run(streamer="process", _input=proc.stdout, private_data_dir=str(received),
+                                        quiet=True, event_handler=lambda event: call.handle(event, worker.name),
+                                        cancel_callback=call.cancel)
+            status = str(result.status)
+        except Exception as exc:  # noqa: BLE001 - a broken stream: this worker's part failed, the others go on
+            status, result = "failed", None
+            print(f"sslbench: worker {worker.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sender.join()
+        if proc.poll() is None and call.cancel():
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        stderr = errors.read_text(errors="replace").strip()
+        if proc.returncode not in (0, None) or sent:
+            said = stderr.splitlines()[-1] if stderr else (str(sent[0]) if sent else f"exit {proc.returncode}")
+            print(f"sslbench: worker {worker.name} ({worker.ssh}) failed: {said}", file=sys.stderr)
+            status = "failed" if status == "successful" else status
+        if result is not None:
+            self._save_stdout(result)
+        return status
 
     def _save_stdout(self, result: Any) -> str:
         try:

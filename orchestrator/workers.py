@@ -40,8 +40,12 @@ class Worker:
     runner: str = "ansible-runner"
 
     def command(self) -> list[str]:
-        """The ssh command that starts `ansible-runner worker` there (its stdin/stdout carry the stream)."""
-        return ["ssh", "-o", "BatchMode=yes", *self.ssh_args, self.ssh, self.runner, "worker"]
+        """The ssh command that starts `ansible-runner worker` there (its stdin/stdout carry the stream). A runner
+        given by its path (a venv) finds ansible-playbook beside it."""
+        remote = [shlex.quote(self.runner), "worker"]
+        if "/" in self.runner:
+            remote.insert(0, f"PATH={shlex.quote(self.runner.rsplit('/', 1)[0])}:\"$PATH\"")
+        return ["ssh", "-o", "BatchMode=yes", *self.ssh_args, self.ssh, " ".join(remote)]
 
 
 def from_args(specs: list[str] | None, host_specs: list[str] | None, config: str | None) -> list[Worker]:
@@ -101,9 +105,15 @@ def _from_config(path: Path) -> dict[str, Worker]:
 
 def local_limit(user_limit: str | None, workers: list[Worker]) -> str:
     """The hosts this machine runs itself: the user's --limit without every worker's hosts."""
-    return ":".join([user_limit or "all", *(f"!{w.hosts}" for w in workers)])
+    return ",".join([*_terms(user_limit or "all"), *(f"!{w.hosts}" for w in workers)])
 
 
 def worker_limit(user_limit: str | None, worker: Worker) -> str:
     """A worker's hosts within the user's --limit."""
-    return f"{user_limit}:&{worker.hosts}" if user_limit else worker.hosts
+    return ",".join([*_terms(user_limit), f"&{worker.hosts}"]) if user_limit else worker.hosts
+
+
+def _terms(pattern: str) -> list[str]:
+    """An Ansible pattern's terms, as Ansible splits it: on `,` when there is one, else on `:` (so terms can be
+    joined again with `,`, which Ansible then splits on alone)."""
+    return [t for t in (pattern.split(",") if "," in pattern else pattern.split(":")) if t.strip()]

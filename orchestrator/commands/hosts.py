@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator import fleet, tables, units
+from orchestrator import fleet, tables, units, workers
 from orchestrator.model import HOST_OK, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
@@ -38,7 +38,8 @@ def hosts_command(args: argparse.Namespace) -> int:
             ProgressView(live=False, stream=io.StringIO()) as view, \
             Driver(Path(scratch), inventory, limit=args.limit, forks=args.forks,
                    insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
-                   ansible=AnsibleOptions.from_args(args)) as driver:
+                   ansible=AnsibleOptions.from_args(args),
+                   workers=workers.from_args(args.worker, args.worker_hosts, args.config)) as driver:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
         plans = fleet.detect_and_plan(driver, collector, options, no_provision=args.no_provision,
                                       upgrade=args.upgrade_openssl, dry_run=True)

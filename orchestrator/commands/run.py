@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestrator import bench, fleet, store, tables
+from orchestrator import bench, fleet, store, tables, workers
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
@@ -38,6 +38,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.insecure_no_host_key_check:
         print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
               "network path can impersonate your hosts", file=sys.stderr)
+    sites = workers.from_args(args.worker, args.worker_hosts, args.config)
     ansible = AnsibleOptions.from_args(args)  # passwords first: a Ctrl-C at the prompt leaves no empty run
     run_dir = store.new_run_dir(args.results)
     run = Run(run_id=run_dir.name, created=store.utc_now(), command=redacted_command(["sslbench", *sys.argv[1:]]),
@@ -46,7 +47,7 @@ def run_command(args: argparse.Namespace) -> int:
     with Interrupt() as interrupt, ProgressView() as view, \
             Driver(run_dir, inventory, limit=args.limit, forks=args.forks,
                    insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
-                   ansible=ansible) as driver:
+                   ansible=ansible, workers=sites) as driver:
         collector = fleet.Collector(run, run_dir, view)
         plans = {}
         if not interrupt.requested:
@@ -58,6 +59,9 @@ def run_command(args: argparse.Namespace) -> int:
             for note in plan.notes:
                 print(f"{name}: {note}", file=sys.stderr)
         bench.run_bench(driver, collector, plans, options, interrupt)
+        if sites:  # which site worker ran each host
+            run.matrix["workers"] = {name: {"ssh": w.ssh, "hosts": w.hosts} for name, w in driver.workers.items()}
+            run.matrix["host_workers"] = dict(sorted(driver.host_worker.items()))
         fleet.finish_all(collector, interrupt)
     print(tables.render_runs([run], args.format))
     print_host_summary(run, run_dir)

@@ -7,6 +7,8 @@ transfer and no chmod: one exec, no Python on the host, no file in its home, and
 """
 from __future__ import annotations
 
+import os
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
@@ -19,6 +21,8 @@ class ActionModule(ActionBase):
         path = self._task.args.get("script")
         if not path:
             raise AnsibleActionFail("sslbench_launch needs script=PATH (a file on the controller)")
+        # relative to the playbook: the run's project dir travels whole to a site worker
+        path = os.path.join((task_vars or {}).get("playbook_dir", ""), path)
         try:
             with open(path, "rb") as handle:
                 payload = handle.read()

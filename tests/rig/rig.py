@@ -85,6 +85,10 @@ HOSTS = [
     Host("openwrt2", "openwrt", "127.0.0.27", 2227, "dropbear", "openwrt-19.07", release="19.07.10"),
     Host("jump1", "jump", "127.0.0.28", 2228, "jump", "", in_inventory=False),
     Host("ddwrt2", "ddwrt", "127.0.0.29", 2229, "dropbear", "ddwrt", readonly=True, behind="jump1"),
+    # site workers (sslbench run --worker): this machine itself over SSH, not chrooted, where the project's venv
+    # has ansible-runner; they reach the fleet as the controller would
+    Host("worker1", "worker", "127.0.0.30", 2230, "worker", "", in_inventory=False),
+    Host("worker2", "worker", "127.0.0.31", 2231, "worker", "", in_inventory=False),
 ]
 HOSTS_BY_NAME = {h.name: h for h in HOSTS}
 FAMILIES = ("raspbian", "armbian", "openwrt", "ddwrt", "centos", "debian")
@@ -613,7 +617,7 @@ def ensure_keys() -> None:
     for host in HOSTS:
         d = KEYS / host.name
         d.mkdir(exist_ok=True)
-        if host.server in ("openssh", "jump") and not (d / "ssh_host_ed25519_key").exists():
+        if host.server in ("openssh", "jump", "worker") and not (d / "ssh_host_ed25519_key").exists():
             run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", host.name,
                  "-f", str(d / "ssh_host_ed25519_key")])
         if host.server == "dropbear" and not (d / "dropbear_ed25519_host_key").exists():
@@ -626,7 +630,7 @@ def sudo_password() -> str:
 
 def host_public_key(host: Host) -> str:
     d = KEYS / host.name
-    if host.server in ("openssh", "jump"):
+    if host.server in ("openssh", "jump", "worker"):
         text = (d / "ssh_host_ed25519_key.pub").read_text()
     else:
         text = run(["dropbearkey", "-y", "-f", str(d / "dropbear_ed25519_host_key")]).stdout
@@ -821,6 +825,24 @@ Subsystem sftp internal-sftp
     return conf
 
 
+def worker_config(host: Host) -> Path:
+    conf = host_dir(host) / "sshd_config"
+    write(conf, f"""# sslbench test rig: {host.name}, a site worker: this machine's sshd, not chrooted.
+ListenAddress {host.address}:{host.port}
+HostKey {KEYS / host.name / 'ssh_host_ed25519_key'}
+PidFile none
+AuthorizedKeysFile {KEYS / 'authorized_keys'}
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+PrintLastLog no
+""")
+    return conf
+
+
 def jump_config(host: Host) -> Path:
     """jump1: a bastion that only forwards to the hosts behind it (no shell), run per connection inside the
     hidden network namespace by socat listening here."""
@@ -860,6 +882,9 @@ def start_host(host: Host) -> None:
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     if host.server == "openssh":
         conf = sshd_config(host)
+        proc = spawn(host.name, ["/usr/sbin/sshd", "-D", "-e", "-f", str(conf)], str(conf))
+    elif host.server == "worker":
+        conf = worker_config(host)
         proc = spawn(host.name, ["/usr/sbin/sshd", "-D", "-e", "-f", str(conf)], str(conf))
     elif host.server == "jump":
         conf = jump_config(host)
@@ -1043,8 +1068,31 @@ def cmd_status(_args) -> int:
     return 0 if ok else 3
 
 
+def kill_descendants(pid: int) -> None:
+    """Every process below pid (a site worker's sessions: sshd children, ansible-runner, ssh)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    todo, found = [pid], []
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    for kid in found:
+        try:
+            os.kill(kid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def cmd_stop(args) -> int:
     host = HOSTS_BY_NAME[args.host]
+    if args.sessions and host.server == "worker" and running_pid(host.name):  # the machine is gone, sessions too
+        kill_descendants(running_pid(host.name))
     stop_host(host)
     if args.sessions and host.base:  # the box is gone, not only its SSH server
         kill_sessions_in(host_root(host))

@@ -93,3 +93,14 @@ def test_pending_logs_are_fetched_at_once_and_a_late_host_fails(tmp_path):
     late = bench.Schedule(due=0.0, deadline=50.0)
     done, _ = poll(collector, state, RUNNING, schedule=late)
     assert done and state.result.status == HOST_FAILED and "did not finish in time" in state.result.reason
+
+
+def test_a_pass_that_brought_no_word_of_a_host_counts_as_an_ssh_failure(tmp_path):
+    collector, state = make_collector(tmp_path)
+    state.poll_state = state.poll_problem = None  # its worker died: no event at all
+    schedule = bench.Schedule(due=100.0, deadline=1100.0)
+    for wait in bench.RETRY_WAITS:
+        assert not bench._after_poll(collector, state.name, schedule, 100.0) and schedule.due == 100.0 + wait
+        state.poll_state = state.poll_problem = None
+    assert bench._after_poll(collector, state.name, schedule, 100.0)
+    assert state.result.status == HOST_UNREACHABLE and "no answer" in state.result.reason
