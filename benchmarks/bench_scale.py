@@ -30,19 +30,27 @@ BIN = Path(sys.executable).parent
 ALGORITHM, SIZE = "aes-128-gcm", 1024
 
 
-def tree_pss_kb(pid: int) -> int:
-    """PSS of a process and all its descendants (kB), from /proc."""
+def controller_pss_kb(pid: int, before: set[int]) -> int:
+    """PSS (kB) of a command and all its descendants, plus the ssh ControlPersist masters it left running in the
+    background (new `ssh` processes re-parented away from it): what the controller holds for the fleet."""
     children: dict[int, list[int]] = {}
+    comm: dict[int, str] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            head, tail = stat.read_text().rsplit(")", 1)
         except OSError:
             continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    total, todo = 0, [pid]
+        child = int(stat.parent.name)
+        children.setdefault(int(tail.split()[1]), []).append(child)
+        comm[child] = head.split("(", 1)[1]
+    mine, todo = set(), [pid]
     while todo:
         current = todo.pop()
+        mine.add(current)
         todo += children.get(current, [])
+    mine |= {p for p, name in comm.items() if name == "ssh" and p not in before}
+    total = 0
+    for current in mine:
         try:
             for line in Path(f"/proc/{current}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -52,16 +60,32 @@ def tree_pss_kb(pid: int) -> int:
     return total
 
 
+def end_ssh_masters() -> None:
+    """No side starts with the other's (or its own earlier) SSH master connections still open."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if words and words[0].endswith(b"ssh") and any(b"ControlPersist" in w or b"ControlPath" in w for w in words):
+            try:
+                os.kill(int(cmdline.parent.name), 9)
+            except OSError:
+                pass
+
+
 def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
     """Wall seconds, CPU seconds of the command's whole process tree, peak PSS (MB) sampled every 0.5 s."""
+    end_ssh_masters()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    existing = {int(p.name) for p in Path("/proc").glob("[0-9]*")}
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     peak = [0]
 
     def sample() -> None:
         while proc.poll() is None:
-            peak[0] = max(peak[0], tree_pss_kb(proc.pid))
+            peak[0] = max(peak[0], controller_pss_kb(proc.pid, existing))
             time.sleep(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -91,35 +115,87 @@ def main() -> int:
     parser.add_argument("--hosts", default="1,16,64", help="fleet sizes, comma-separated (default 1,16,64)")
     parser.add_argument("--seconds", type=int, default=1, help="the cell's -seconds (default 1)")
     parser.add_argument("--rounds", type=int, default=2, help="alternating runs of each side per size (default 2)")
+    parser.add_argument("--long", type=int, default=30, metavar="SECONDS",
+                        help="at the largest size, the same cell this long too: the controller's cost while cells run "
+                             "(CPU-s per host per benchmark minute) is the difference (default 30; 0 = skip)")
+    parser.add_argument("--reliability", type=int, default=0, metavar="N",
+                        help="instead: N sslbench runs per size, and how many hosts were not ok in each")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench_scale.py builds loopback hosts (mounts, chroot): run it as root")
     env = dict(os.environ, ANSIBLE_HOST_KEY_CHECKING="True", ANSIBLE_NOCOLOR="1")
+    if args.reliability:
+        return reliability(args, env)
     print(f"# one cell ({ALGORITHM} {SIZE} B, -seconds {args.seconds}) per host; median of {args.rounds} alternating "
-          f"runs; controller = the command and all its children\n")
+          f"runs; controller = the command and all its children, and the ssh masters it leaves\n")
     print(f"{'hosts':>5} {'side':<8} {'wall s':>7} {'CPU s':>7} {'PSS MB':>7} {'CPU/host':>8} {'PSS/host':>8}")
     ratios = []
+    sizes = [int(h) for h in args.hosts.split(",")]
+    waiting = None
     try:
-        for hosts in [int(h) for h in args.hosts.split(",")]:
+        for hosts in sizes:
             subprocess.run([sys.executable, str(SCALE), "up", str(hosts)], check=True, stdout=subprocess.DEVNULL)
-            runs: dict[str, list[dict[str, float]]] = {"sslbench": [], "ansible": []}
-            with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-                for r in range(args.rounds):
-                    runs["sslbench"].append(measure(sslbench(hosts, args.seconds, Path(tmp) / f"r{r}"), env))
-                    runs["ansible"].append(measure(plain_ansible(hosts, args.seconds), env))
-            med = {side: {k: statistics.median(m[k] for m in ms) for k in ms[0]} for side, ms in runs.items()}
+            med = compare(hosts, args.seconds, args.rounds, env)
             for side, m in med.items():
                 print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
                       f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}")
             s, a = med["sslbench"], med["ansible"]
-            per_minute = s["cpu"] / hosts / max(args.seconds / 60, 1e-9)
-            ratios.append((hosts, s["cpu"] / a["cpu"], s["wall"] / a["wall"], s["wall"] - args.seconds, per_minute))
+            ratios.append((hosts, s["cpu"] / a["cpu"], s["wall"] / a["wall"], s["wall"] - args.seconds))
+            if hosts == max(sizes) and args.long > args.seconds:
+                long = compare(hosts, args.long, 1, env)
+                minutes = (args.long - args.seconds) / 60
+                waiting = {side: (long[side]["cpu"] - med[side]["cpu"]) / hosts / minutes for side in med}
+                for side, m in long.items():
+                    print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
+                          f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}   (-seconds {args.long})")
+                ratios.append((hosts, long["sslbench"]["cpu"] / long["ansible"]["cpu"],
+                               long["sslbench"]["wall"] / long["ansible"]["wall"], long["sslbench"]["wall"] - args.long))
     finally:
         subprocess.run([sys.executable, str(SCALE), "down"], stdout=subprocess.DEVNULL)
-    print("\nhosts  CPU sslbench/ansible (target <= 1.5)  wall sslbench/ansible (<= 1.2)  wall - floor s (<= 10)"
-          "  CPU-s per host per benchmark minute (<= 0.2, meaningful with --seconds 30+)")
-    for hosts, cpu_ratio, wall_ratio, over_floor, per_minute in ratios:
-        print(f"{hosts:>5}  {cpu_ratio:>35.2f}  {wall_ratio:>29.2f}  {over_floor:>22.1f}  {per_minute:>10.2f}")
+    print("\nhosts  CPU sslbench/ansible (target <= 1.5)  wall sslbench/ansible (<= 1.2)  wall - floor s (<= 10)")
+    for hosts, cpu_ratio, wall_ratio, over_floor in ratios:
+        print(f"{hosts:>5}  {cpu_ratio:>35.2f}  {wall_ratio:>29.2f}  {over_floor:>22.1f}")
+    if waiting:
+        print(f"\nwhile cells run ({args.seconds} s -> {args.long} s cells, {max(sizes)} hosts): CPU-s per host per "
+              f"benchmark minute: sslbench {waiting['sslbench']:.3f} (target <= 0.2), plain Ansible "
+              f"{waiting['ansible']:.3f}")
+    return 0
+
+
+def compare(hosts: int, seconds: int, rounds: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Median wall, CPU and peak PSS of each side over `rounds` alternating runs."""
+    runs: dict[str, list[dict[str, float]]] = {"sslbench": [], "ansible": []}
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        for r in range(rounds):
+            runs["sslbench"].append(measure(sslbench(hosts, seconds, Path(tmp) / f"r{r}"), env))
+            runs["ansible"].append(measure(plain_ansible(hosts, seconds), env))
+    return {side: {k: statistics.median(m[k] for m in ms) for k in ms[0]} for side, ms in runs.items()}
+
+
+def reliability(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """Every host ok in N consecutive runs? Prints the hosts not ok per run (issue 15: none at 64 and 128)."""
+    sys.path.insert(0, str(ROOT))
+    from orchestrator import store
+    from orchestrator.model import HOST_OK
+
+    lost_total = 0
+    try:
+        for hosts in [int(h) for h in args.hosts.split(",")]:
+            subprocess.run([sys.executable, str(SCALE), "up", str(hosts)], check=True, stdout=subprocess.DEVNULL)
+            with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+                for r in range(args.reliability):
+                    results = Path(tmp) / f"r{r}"
+                    end_ssh_masters()
+                    start = time.monotonic()
+                    subprocess.run(sslbench(hosts, args.seconds, results), env=env, capture_output=True)
+                    run = store.load_run(store.list_runs(results)[-1])
+                    bad = [f"{h.host} {h.status}: {h.reason}" for h in run.hosts if h.status != HOST_OK]
+                    lost_total += len(bad) + (hosts - len(run.hosts))
+                    print(f"{hosts:>4} hosts, run {r + 1:>2}: {len(run.hosts) - len(bad)} ok, {len(bad)} not ok "
+                          f"({time.monotonic() - start:.1f} s)" + ("".join(f"\n     {b}" for b in bad)))
+    finally:
+        subprocess.run([sys.executable, str(SCALE), "down"], stdout=subprocess.DEVNULL)
+    print(f"hosts not ok over all runs: {lost_total}")
     return 0
 
 
