@@ -37,7 +37,9 @@ rig-down:
 benchmark: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+# Types (mypy --strict on the package, which ships py.typed) and the playbooks (ansible-lint).
 lint: setup
+	$(BIN)/mypy --strict orchestrator
 	$(BIN)/ansible-lint playbooks/
 
 clean:

@@ -130,7 +130,7 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
 def launch(driver: Driver, collector: Collector, plans: dict[str, tuple[HostState, HostPlan]],
            options: PlanOptions, interrupt: Interrupt) -> list[str]:
     """One launch pass (retried for SSH failures, RETRY_WAITS apart); the hosts whose runner started."""
-    paths = {}  # host -> its launcher, relative to the playbook (the project dir travels to site workers)
+    paths: dict[str, str] = {}  # host -> its launcher, relative to the playbook (the project dir travels to site workers)
     for name, (state, plan) in plans.items():
         path = driver.shipped_dir / f"launch-{len(paths)}-{store.safe_name(name)}.sh"
         path.write_text(launcher_script(collector.run.run_id, plan, state.openssl_path or "openssl",

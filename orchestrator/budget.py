@@ -81,7 +81,7 @@ class BudgetPlan:
 
 def planned_seconds(plan: Any, cell_overhead: float = CELL_OVERHEAD_SECONDS, fixed: float = 0.0) -> float:
     """Benchmark seconds of every cell, plus the per-cell and fixed (idle gate, snapshots) overheads."""
-    return sum(c.seconds for c in plan.cells) + cell_overhead * len(plan.cells) + fixed
+    return float(sum(c.seconds for c in plan.cells) + cell_overhead * len(plan.cells) + fixed)
 
 
 def fit_budget(request: Any, planner: Callable[[Any], Any], budget_seconds: float, *,

@@ -53,7 +53,7 @@ def record_key(record: Mapping[str, Any]) -> Key:
     return Key._make(_record_key_fields(record))
 
 
-def sort_key(key: Key) -> tuple:
+def sort_key(key: Key) -> tuple[Any, ...]:
     """Tables list cells by algorithm, api, operation, threads, block size, cluster (None before any value)."""
     algorithm, api, operation, threads, block, cpu = key
     return (algorithm, api or "", operation or "", threads, -1 if block is None else block, cpu or "")
@@ -94,7 +94,7 @@ def host_cells(result: HostResult, nominal: float | None = None,
     isfinite, fields, make_key = math.isfinite, _key_fields, Key._make
     for m in result.measurements:
         key = fields(m)
-        cell = cells.get(key)
+        cell = cells.get(key)  # type: ignore[call-overload]  # a plain tuple: named tuples hash and compare as tuples
         if cell is None:
             cell = cells[make_key(key)] = Cell(unit="B/s" if m.operation is None else "ops/s")
             cell.flags.update(host_flags)

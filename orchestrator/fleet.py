@@ -222,7 +222,7 @@ class Collector:
             progress.phase, progress.message, changed = "unreachable", event.message[:80], True
         elif event.kind == "failed" and not event.ignored:
             fail(state, HOST_FAILED, failure_reason(event))
-            progress.phase, progress.message, changed = "failed", state.result.reason[:80], True
+            progress.phase, progress.message, changed = "failed", (state.result.reason or "")[:80], True
         if protocol.SECTION in event.stdout and event.kind == "ok":
             apply_facts(state, event.stdout)
             self._save_facts(state, event.stdout)

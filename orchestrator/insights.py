@@ -100,7 +100,7 @@ def throughput(values: dict[Key, float], algorithms: Sequence[str] | None = None
         rows = {k: values[k] for k in measured if k.algorithm == algorithm}
         apis = {k.api for k in rows}
         for api in [a for a in API_PREFERENCE if a in apis] + sorted(a for a in apis if a not in API_PREFERENCE):
-            for block in sorted({k.block_size for k in rows if k.api == api}):  # type: ignore[type-var]
+            for block in sorted({k.block_size for k in rows if k.api == api and k.block_size is not None}):
                 one = rows.get(Key(algorithm, api, None, 1, block))
                 multi = [(k.threads, v) for k, v in rows.items()
                          if k.api == api and k.block_size == block and k.threads > 1]
@@ -132,10 +132,10 @@ def line_rates(values: dict[Key, float], links: Sequence[int] = DEFAULT_LINKS) -
         one = mbits(best_one[0]) if best_one else None
         every = mbits(best_all[0]) if best_all else None
         best = max(v for v in (one, every) if v is not None)
-        if one is not None and one >= link:
+        if one is not None and one >= link and best_one is not None:
             text = f"carries {link} Mbit/s on 1 core ({best_one[1]}: {one:,.0f} Mbit/s at {best_one[2]}-byte blocks)"
             out.append(LineRate(link, True, 1, best, text))
-        elif every is not None and every >= link:
+        elif every is not None and every >= link and best_all is not None:
             cores = best_all[3]
             text = (f"carries {link} Mbit/s on {cores} cores, not on 1 core "
                     f"({best_all[1]}: {every:,.0f} Mbit/s on {cores} cores"

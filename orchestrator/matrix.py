@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from orchestrator.errors import UserError
 from orchestrator.model import UNSUPPORTED, Measurement
@@ -129,7 +129,7 @@ class MatrixRequest:
     seconds: int | None = None  # None: openssl's own defaults
     repeat: int = 1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "algorithms": list(self.algorithms), "sizes": list(self.sizes) if self.sizes else None,
             "threads": list(self.threads), "apis": list(self.apis), "seconds": self.seconds, "repeat": self.repeat,
@@ -149,22 +149,22 @@ def parse_request(algorithms: str | None = None, sizes: str | None = None, threa
         req.algorithms = names
     if sizes:
         try:
-            values = tuple(int(s) for s in _split(sizes))
+            numbers = tuple(int(s) for s in _split(sizes))
         except ValueError:
             raise UserError(f"--sizes takes block sizes in bytes, e.g. 16,1024,16384 (got {sizes!r})") from None
-        if any(v <= 0 or v > 1 << 24 for v in values):
+        if any(v <= 0 or v > 1 << 24 for v in numbers):
             raise UserError("--sizes values must be between 1 and 16777216 bytes")
-        req.sizes = values
+        req.sizes = numbers
     if threads:
-        values = tuple(_split(threads.lower()))
-        if any(v != "all" and not (v.isdigit() and int(v) > 0) for v in values):
+        words = tuple(_split(threads.lower()))
+        if any(v != "all" and not (v.isdigit() and int(v) > 0) for v in words):
             raise UserError(f"--threads takes 1, all or a number of threads, comma-separated (got {threads!r})")
-        req.threads = values
+        req.threads = words
     if apis:
-        values = tuple(_split(apis.lower()))
-        if any(v not in APIS for v in values):
+        words = tuple(_split(apis.lower()))
+        if any(v not in APIS for v in words):
             raise UserError(f"--api takes evp and/or legacy (got {apis!r})")
-        req.apis = values
+        req.apis = words
     if seconds is not None and not 1 <= seconds <= 3600:
         raise UserError("--seconds must be between 1 and 3600")
     if not 1 <= repeat <= 100:
@@ -193,7 +193,7 @@ class CellPlan:
     pin: int | None = None  # CPU a single-thread cell is pinned to with taskset (big.LITTLE hosts)
     cpu: str | None = None  # label of that core's cluster ("Cortex-A76", "cpu4-7"), Measurement.cpu
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "algorithm": self.algorithm, "api": self.api, "threads": self.threads,
                 "sizes": list(self.sizes), "args": list(self.args), "seconds": self.seconds, "repeat": self.repeat,
                 "pin": self.pin, "cpu": self.cpu}

@@ -261,7 +261,7 @@ class _Fields:
 
 
 @functools.cache
-def _fields(cls: type) -> _Fields:
+def _fields(cls: Any) -> _Fields:
     """A dataclass's fields, read once: dataclasses.fields() per record was most of the time of loading a store."""
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
@@ -273,7 +273,7 @@ def _fields(cls: type) -> _Fields:
 def _flat_dict(record: Any) -> dict[str, Any]:
     """A dataclass of plain values and lists of them as a dict, lists copied (dataclasses.asdict would
     deep-copy value by value, slowly)."""
-    spec = _fields(type(record))
+    spec = _fields(type(record))  # type: ignore[arg-type]  # a dataclass type: hashable
     data = dict(zip(spec.names, spec.values(record)))
     for i in spec.lists:
         data[spec.names[i]] = data[spec.names[i]].copy()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from orchestrator.units import format_eta
 
@@ -81,7 +81,7 @@ class ProgressView:
         self.hosts: dict[str, HostProgress] = {}
         self.live = self.stream.isatty() if live is None else live
         self.per_host = per_host
-        self._rich = None
+        self._rich: Any = None  # rich.progress.Progress while live
         self._tasks: dict[str, int] = {}
         self._last_line: dict[str, str] = {}
         self._summary_at = 0.0

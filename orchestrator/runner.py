@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import ansible_runner
+import ansible_runner  # type: ignore[import-untyped]  # no type information shipped
 
 from orchestrator.errors import UserError
 from orchestrator.workers import Worker, local_limit, worker_limit
@@ -436,28 +436,30 @@ class Driver:
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = f"~/.ansible/cp/sslbench-{self.private_dir.name}"
         errors = where / "worker-stderr.txt"
         try:
-            with open(errors, "wb") as stderr:  # a file, not a pipe: nothing to drain while the stream runs
+            with open(errors, "wb") as errors_file:  # a file, not a pipe: nothing to drain while the stream runs
                 proc = subprocess.Popen(worker.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=stderr)
+                                        stderr=errors_file)
         except OSError as exc:
             print(f"sslbench: worker {worker.name}: cannot run ssh: {exc}", file=sys.stderr)
             return "failed"
         sent: list[BaseException] = []
+        assert proc.stdin is not None and proc.stdout is not None  # both were asked for: PIPE
+        stdin, stdout = proc.stdin, proc.stdout
 
         def transmit() -> None:
             try:
-                ansible_runner.run(streamer="transmit", _output=proc.stdin, private_data_dir=str(where),
+                ansible_runner.run(streamer="transmit", _output=stdin, private_data_dir=str(where),
                                    envvars=env, ident=ident, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - said below, with the worker's name
                 sent.append(exc)
             finally:
-                proc.stdin.close()
+                stdin.close()
 
         sender = threading.Thread(target=transmit)
         sender.start()
         received = where / "received"
         try:
-            result = ansible_runner.run(streamer="process", _input=proc.stdout, private_data_dir=str(received),
+            result = ansible_runner.run(streamer="process", _input=stdout, private_data_dir=str(received),
                                         quiet=True, event_handler=lambda event: call.handle(event, worker.name),
                                         cancel_callback=call.cancel)
             status = str(result.status)
@@ -468,10 +470,10 @@ class Driver:
         if proc.poll() is None and call.cancel():
             proc.kill()
         proc.wait()
-        proc.stdout.close()
-        stderr = errors.read_text(errors="replace").strip()
+        stdout.close()
+        said_there = errors.read_text(errors="replace").strip()
         if proc.returncode not in (0, None) or sent:
-            said = stderr.splitlines()[-1] if stderr else (str(sent[0]) if sent else f"exit {proc.returncode}")
+            said = said_there.splitlines()[-1] if said_there else (str(sent[0]) if sent else f"exit {proc.returncode}")
             print(f"sslbench: worker {worker.name} ({worker.ssh}) failed: {said}", file=sys.stderr)
             status = "failed" if status == "successful" else status
         if result is not None:
@@ -481,7 +483,7 @@ class Driver:
     def _save_stdout(self, result: Any) -> str:
         try:
             with result.stdout as handle:
-                text = handle.read()
+                text = str(handle.read())
         except Exception:  # no stdout artifact (ansible-playbook never started): nothing to keep
             return ""
         with open(self.run_dir / STDOUT_FILE, "a", encoding="utf-8") as out:

@@ -137,6 +137,10 @@ def top_khz(policy: dict[str, Any]) -> int | None:
     return policy.get("scaling_max_freq") or (max(steps) if steps else None) or policy.get("cpuinfo_max_freq")
 
 
+def _mhz(khz: int | None) -> str:
+    return "?" if khz is None else str(khz // 1000)
+
+
 def below_top(before: dict[str, Any], after: dict[str, Any], top: int | None = None,
               th: Thresholds = THRESHOLDS) -> float | None:
     """Share of the interval one policy spent below its top clock (None: no time_in_state)."""
@@ -232,7 +236,7 @@ def host_verdict(before: dict[str, Any], after: dict[str, Any], idle: dict[str, 
         share = below_top(pol_before, pol_after, th=th)
         governor = pol_before.get("scaling_governor") or pol_after.get("scaling_governor")
         if share is not None and governor == "performance" and share > th.host_below_top_fraction:
-            verdict.add(THROTTLED, f"{name} ({governor}) spent {share:.0%} of the run below {top_khz(pol_before) // 1000} MHz")
+            verdict.add(THROTTLED, f"{name} ({governor}) spent {share:.0%} of the run below {_mhz(top_khz(pol_before))} MHz")
         clocks[name] = {"governor": governor, "mean_khz": _round(mean_khz(pol_before, pol_after)),
                         "below_top": _round(share, 3), "top_khz": top_khz(pol_before)}
     if clocks:
@@ -277,7 +281,7 @@ def background_cores(cell: dict[str, Any]) -> float | None:
     if ticks_per_cpu < 20:  # under ~0.2 s: too short to judge
         return None
     own = run["children_after"] - run["children_before"]
-    return max(0.0, (busy - own) / ticks_per_cpu)
+    return max(0.0, float((busy - own) / ticks_per_cpu))
 
 
 def _busy_ticks(fields: list[int]) -> int:
@@ -366,7 +370,7 @@ def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterab
         name = min(shares, key=shares.__getitem__) if (threads == 1 and not seen) else max(shares, key=shares.__getitem__)
         top = top_khz(host_policies.get(name) or before.get("policies", {}).get(name, {}))
         if shares[name] > th.below_top_fraction:
-            verdict.add(THROTTLED, f"{name} spent {shares[name]:.0%} of the cell below {top // 1000} MHz")
+            verdict.add(THROTTLED, f"{name} spent {shares[name]:.0%} of the cell below {_mhz(top)} MHz")
     hot = hottest([after], th)
     if hot:
         verdict.facts["max_celsius"] = hot[1]

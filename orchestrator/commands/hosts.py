@@ -16,7 +16,7 @@ from orchestrator.progress import ProgressView
 from orchestrator.runner import AnsibleOptions, Driver, Interrupt, resolve_inventory
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("hosts", help="show detected facts, what would be installed and the planned matrix",
                               description=__doc__)
     add_common_options(p)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 from pathlib import Path
 
 from orchestrator import gcpause
@@ -38,7 +39,7 @@ exit codes: 0 at least one figure read (or CPU/OS facts); 2 bad input (missing/u
 binary, no figure in it)."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "parse", help="print the results and facts in saved openssl speed logs / console sessions",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -206,7 +207,7 @@ def describe(name: str, log: ParsedLog, several: bool = False) -> str:
 def _why_not_ok(log: ParsedLog) -> list[str]:
     """`  rsa2048 verify: error: verify failed (openssl printed '-0.1')`, one line per algorithm, threads and
     reason: what the tables' `error`, `unsupported` and flags stand for."""
-    cells: dict[tuple, list[str]] = {}
+    cells: dict[tuple[Any, ...], list[str]] = {}
     for m in log.measurements:
         if m.status == OK and not m.flags:
             continue

@@ -16,7 +16,7 @@ from orchestrator.progress import ProgressView
 from orchestrator.runner import AnsibleOptions, Driver, Interrupt, redacted_command, resolve_inventory
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "run", help="benchmark every host of an inventory (default: this machine)",
         description="Detect each host, install OpenSSL where missing, run the openssl speed matrix, "

@@ -348,7 +348,7 @@ def _parse_run_lines(lines: list[str]) -> dict[str, Any]:
             run["allowed_cpus"] = parse_cpu_list(value)
         elif key == "sample" and len(fields) >= 5:
             up, cpu, utime, stime = (_number(f) for f in fields[:4])
-            if None in (up, cpu, utime, stime):
+            if up is None or cpu is None or utime is None or stime is None:
                 continue  # a line cut when the sampler was stopped
             run["samples"].append({"uptime": up, "cpu": cpu, "ticks": utime + stime, "comm": " ".join(fields[4:])})
     return run

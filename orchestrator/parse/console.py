@@ -13,6 +13,7 @@ command is recognised by its content. Never raises: what could not be read goes 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import fields
 
 from orchestrator.model import CpuFacts, OpenSSLBuild, ParsedLog
@@ -197,7 +198,7 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     return [(c, b) for c, b in segments if b.strip() or (c and _command_kind(c) == "speed")]
 
 
-def _prompt_lines(text: str):
+def _prompt_lines(text: str) -> Iterator[re.Match[str]]:
     """_PROMPT matches, tried only on lines that hold a prompt character (most log lines hold none)."""
     tried: set[int] = set()
     for mark in "#$>":
@@ -307,7 +308,7 @@ def _sniff_facts(body: str, files: dict[str, str], cpuinfo_texts: list[str]) -> 
         files.setdefault("banner", body)
 
 
-def _lines_matching(pattern: re.Pattern, text: str) -> list[str]:
+def _lines_matching(pattern: re.Pattern[str], text: str) -> list[str]:
     """The lines of `text` that one of the newline-led patterns above matches."""
     return pattern.findall("\n" + text)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 # Labels whose canonical name is not just "lower case, spaces to dashes".
 _ALIASES = {
@@ -142,7 +143,7 @@ _VALUE_OPTIONS = {
 _SPEED_WORD = re.compile(r"(?:^|[\s;&|/])(?:openssl|openssl\.exe)\s+speed(?=\s|$)")
 
 
-def speed_command_hints(cmdline: str) -> dict:
+def speed_command_hints(cmdline: str) -> dict[str, Any]:
     """What an `openssl speed ...` command line asks for, as hints for `parse_speed`.
 
     Returns {"api", "threads", "algorithm", "algorithms", "seconds", "bytes", "mr"}:
@@ -151,7 +152,7 @@ def speed_command_hints(cmdline: str) -> dict:
     name (canonical) or the single named algorithm; `algorithms` lists every named one.
     Anything before `openssl speed` (a shell prompt, `time`, `taskset -c 0`) is ignored.
     """
-    hints: dict = {"api": None, "threads": None, "algorithm": None, "algorithms": [],
+    hints: dict[str, Any] = {"api": None, "threads": None, "algorithm": None, "algorithms": [],
                    "seconds": None, "bytes": None, "mr": False}
     match = _SPEED_WORD.search(cmdline)
     if match is None:

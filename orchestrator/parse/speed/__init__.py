@@ -112,9 +112,10 @@ def _read_line(line: str, state: State) -> None:
     if state.pending_progress is not None and continues_progress(line, state):
         return
     if state.wrapped is not None:
-        line = join_wrapped(line, state)
-        if line is None:
+        joined = join_wrapped(line, state)
+        if joined is None:
             return
+        line = joined
     header_words = state.pk_header_words  # (a public-key header wrapped in two: the words of the first line)
     if header_words is not None:
         state.pk_header_words = None

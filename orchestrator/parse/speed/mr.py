@@ -8,6 +8,7 @@ read_mr and _orphan. Which figure is the -multi figure is decided at the end (re
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm
 from orchestrator.parse.speed.numbers import all_zero, figure, int_or_none, is_number, number
@@ -241,7 +242,7 @@ def _read_mr_result(parts: list[str], state: State) -> None:
         state.progress.setdefault(key, []).append((count, secs))
 
 
-def _dtp_key(fields: list[str]) -> tuple | None:
+def _dtp_key(fields: list[str]) -> tuple[Any, ...] | None:
     """`+DTP:bits:str:str2:tm` (or 3.5 `+DTP:name:op:tm`) -> (family, bits, op)."""
     if len(fields) >= 4 and fields[0].isdigit():
         bits, what, family = int(fields[0]), fields[1].strip().lower(), fields[2].strip().lower()
@@ -254,7 +255,7 @@ def _dtp_key(fields: list[str]) -> tuple | None:
     return None
 
 
-def _pk_family_op(family: str, what: str, bits: int) -> tuple | None:
+def _pk_family_op(family: str, what: str, bits: int) -> tuple[Any, ...] | None:
     if family == "rsa":
         return ("rsa", bits, "sign" if what == "private" else "verify")
     if family.startswith("rsa "):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from orchestrator.parse.names import canonical_algorithm
 from orchestrator.parse.speed.state import Row, State
@@ -44,7 +45,7 @@ def kem_sig_name(name: str, table: str) -> str:
     return f"{canonical}-{table}" if CLASSIC_PK.fullmatch(canonical) else canonical
 
 
-def add_pk(state: State, algorithm: str, op: str, read: tuple[float | None, str | None], key: tuple,
+def add_pk(state: State, algorithm: str, op: str, read: tuple[float | None, str | None], key: tuple[Any, ...],
            child: int | None) -> None:
     """One public-key figure: `read` is (rate, None) or (None, why there is no rate), from numbers.figure."""
     value, error = read
@@ -53,7 +54,7 @@ def add_pk(state: State, algorithm: str, op: str, read: tuple[float | None, str 
 
 
 @functools.lru_cache(maxsize=64)  # a handful of version strings, asked once per log
-def version_tuple(version: str | None) -> tuple | None:
+def version_tuple(version: str | None) -> tuple[Any, ...] | None:
     if not version or version.startswith("LibreSSL"):
         return None
     numbers = re.match(r"(\d+)\.(\d+)\.(\d+)", version)

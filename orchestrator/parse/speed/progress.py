@@ -7,6 +7,7 @@ them to the table's figures, or makes a figure of them when the table never came
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from orchestrator.parse.names import canonical_algorithm
 from orchestrator.parse.speed.numbers import NUM, number
@@ -123,7 +124,7 @@ _PROGRESS_FAMILY = {"DSA": "dsa", "ECDSA": "ecdsa", "Ed25519": "eddsa", "Ed448":
                     "CurveSM2": "sm2"}
 
 
-def _pk_progress_key(what: str, bits: int) -> tuple | None:
+def _pk_progress_key(what: str, bits: int) -> tuple[Any, ...] | None:
     """`private RSA's`, `public RSA encrypt ops`, `DSA signs`, `ECDSA verify`, `ECDH ops`,
     `Ed25519 signs`, `SM2 sign ops`, `FFDH ops` -> (family, bits, op)."""
     words = what.replace("'s", "").split()

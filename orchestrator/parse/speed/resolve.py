@@ -9,6 +9,7 @@ log, flagged partial).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm
@@ -103,9 +104,9 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
     return ParsedLog(measurements=measurements, openssl=state.build, skipped=skipped, timing=timing)
 
 
-def _figures_from_progress(progress: dict[tuple, list[tuple[int, float]]], runs_read: dict[tuple, int],
-                           state: State, threads: int, api: str | None, major: tuple | None,
-                           hints: dict) -> list[Measurement]:
+def _figures_from_progress(progress: dict[tuple[Any, ...], list[tuple[int, float]]], runs_read: dict[tuple[Any, ...], int],
+                           state: State, threads: int, api: str | None, major: tuple[Any, ...] | None,
+                           hints: dict[str, Any]) -> list[Measurement]:
     """The progress lines no table row took (the run was cut off before openssl printed its table):
     each is a figure as openssl computes it, count × block size / seconds (count / seconds for a
     public-key operation), flagged partial."""
@@ -143,12 +144,12 @@ def _progress_figure(amount: int, seconds: float, operation: str | None) -> tupl
     return amount / seconds, None
 
 
-def _progress_algorithm(key: tuple, nth: int) -> str:
+def _progress_algorithm(key: tuple[Any, ...], nth: int) -> str:
     """The canonical name of a public-key progress key (family, bits, op); `nth` is its run number:
     progress lines give an elliptic curve's bits only, and openssl runs its curves in list order."""
     family, bits, _op = key
     if bits is None:  # KEM / signature / ML-KEM: named already
-        return family
+        return str(family)
     if family in ("rsa", "dsa", "ffdh"):
         return f"{family}{bits}"
     if family == "eddsa":
@@ -207,8 +208,8 @@ def _choose_rows(state: State, forks: int) -> list[Row]:
     if state.orphans:
         state.skipped.append(f"{state.orphans} line(s) of -multi children cut apart by other output "
                              f"(no 'Got: … from N' around them): not read")
-    parent: dict[tuple, Row] = {}
-    readings: dict[tuple, dict[int, Row]] = {}
+    parent: dict[tuple[Any, ...], Row] = {}
+    readings: dict[tuple[Any, ...], dict[int, Row]] = {}
     for row in state.rows:
         cell = (row.algorithm, row.block_size, row.operation, row.core)
         if row.child is None:
@@ -216,7 +217,7 @@ def _choose_rows(state: State, forks: int) -> list[Row]:
         elif row.child != ORPHAN:
             readings.setdefault(cell, {})[row.child] = row
     chosen = []
-    missing: dict[tuple, str] = {}  # cell -> why the summary's own figure is not used
+    missing: dict[tuple[Any, ...], str] = {}  # cell -> why the summary's own figure is not used
     for cell, row in parent.items():
         read = [child.value for child in readings.get(cell, {}).values() if child.value is not None]
         if read and (row.value is None or row.value < 0.5 * sum(read)):
@@ -266,7 +267,7 @@ def _resolve_evp_rows(state: State, hinted: str | None) -> None:
             row.algorithm = name
 
 
-def _api_for(label: str, algorithm: str, version: tuple | None, hints: dict) -> str | None:
+def _api_for(label: str, algorithm: str, version: tuple[Any, ...] | None, hints: dict[str, Any]) -> str | None:
     if label == "evp" or label != label.lower():  # upper-case letters: 3.x EVP name
         return "evp"
     if " " in label or (algorithm in _LEGACY_ONLY and (version is None or version < (3,))):
@@ -304,10 +305,10 @@ def _resolve_pk_units(state: State) -> None:
             add_pk(state, name, op, read(token, op), (family, bits, op), child)
 
 
-def _multi_summary_format(lines: list) -> bool | None:
+def _multi_summary_format(lines: list[Any]) -> bool | None:
     """A `-multi` parent line against its children's: their sum is ops/s (1.1.1+), their
     `1 / (1/a + 1/b …)` seconds/op (≤1.1.0). None without a parent line and two children."""
-    groups: dict[tuple, tuple[list, list]] = {}
+    groups: dict[tuple[Any, ...], tuple[list[Any], list[Any]]] = {}
     for family, _name, bits, values, child in lines:
         parents, children = groups.setdefault((family, bits), ([], []))
         first = number(values[0])

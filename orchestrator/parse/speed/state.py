@@ -7,6 +7,7 @@ the -multi summary against its children and the progress counts are resolved at 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from orchestrator.model import OpenSSLBuild
 
@@ -27,7 +28,7 @@ class Row:
     value: float | None = None  # bytes/s or ops/s
     operation: str | None = None
     child: int | None = None  # the -multi child it came from (`Got: … from N`), ORPHAN, or None: the parent's
-    pk_key: tuple | None = None  # (family, bits, op) or (name, None, op), to match progress lines
+    pk_key: tuple[Any, ...] | None = None  # (family, bits, op) or (name, None, op), to match progress lines
     error: str | None = None  # why openssl's figure is not a measurement
     unsupported: str | None = None  # why the build did not run it
     core: str | None = None  # the CPU core a per-cluster row names (sbc-bench `… (Cortex-A53)`)
@@ -42,30 +43,30 @@ class State:
     # The build and the command
     build: OpenSSLBuild = field(default_factory=OpenSSLBuild)
     seen_block: bool = False  # a version block line was read (a headerless -multi summary may follow)
-    hints: dict | None = None  # what an `openssl speed …` command line in the log asks for (speed_command_hints)
+    hints: dict[str, Any] | None = None  # what an `openssl speed …` command line in the log asks for (speed_command_hints)
     ops_format: bool = False  # 3.2+ progress lines (`… ops in 2.99s`)
     elapsed: bool = False  # timed by wall clock: `-elapsed` on its command line, or openssl said so
 
     # Figures, in the order read
     rows: list[Row] = field(default_factory=list)
-    pk_seconds_lines: list = field(default_factory=list)  # [family, name, bits, values, child] of `-mr` lines in
+    pk_seconds_lines: list[Any] = field(default_factory=list[Any])  # [family, name, bits, values, child] of `-mr` lines in
     #                                                       seconds/op or ops/s (≤ 1.1.0 or later): decided at the end
     mr_old_format: bool | None = None  # what the -mr lines themselves say of that unit (see pk.old_pk_format)
 
     # Human tables
     sizes: tuple[int, ...] | None = None  # block sizes of the throughput header (or the parent's `+H`)
     pk_table: str | None = None  # "kem" / "sig" after a KEM / signature table's header, else None
-    pk_header_words: frozenset | None = None  # the last line's public-key header words (a header wrapped in two)
+    pk_header_words: frozenset[str] | None = None  # the last line's public-key header words (a header wrapped in two)
 
     # Lines that may continue on the next line
     wrapped: tuple[str, str] | None = None  # (kind, line) cut by a mail client: "header" / "row" / "pk" / "got"
-    wrapped_row: tuple | None = None  # (label, values, core, sizes_by_count) of a "row" waiting for the rest
+    wrapped_row: tuple[Any, ...] | None = None  # (label, values, core, sizes_by_count) of a "row" waiting for the rest
     pending_progress: str | None = None  # a `Doing …` line whose result has not come yet
     pending_dt: tuple[str, int] | None = None  # `+DT:name:tm:size`, waiting for its `+R`
-    pending_dtp: tuple | None = None  # `+DTP:…` as a progress key, waiting for its `+Rn`
+    pending_dtp: tuple[Any, ...] | None = None  # `+DTP:…` as a progress key, waiting for its `+Rn`
 
     # Progress lines: count and CPU seconds per test, in run order
-    progress: dict[tuple, list[tuple[int, float]]] = field(default_factory=dict)  # ("sym", alg, size) /
+    progress: dict[tuple[Any, ...], list[tuple[int, float]]] = field(default_factory=dict)  # ("sym", alg, size) /
     #                                                                              ("pk",) + pk_key -> runs
     progress_labels: dict[str, str] = field(default_factory=dict)  # algorithm -> its name as progress lines print it
     kem_names: list[str] = field(default_factory=list)  # KEM names in run order (they name `+F9` lines)
@@ -76,7 +77,7 @@ class State:
     forked: set[int] = field(default_factory=set)  # N of `Forked child N`
     children: set[int] = field(default_factory=set)  # N of intact `Got: … from N` lines
     child_sizes: dict[int, tuple[int, ...]] = field(default_factory=dict)  # each child's `+H`
-    bare: list = field(default_factory=list)  # what `-mr` lines without `Got:` gave since the last `Got:` line
+    bare: list[Any] = field(default_factory=list[Any])  # what `-mr` lines without `Got:` gave since the last `Got:` line
     orphans: int = 0  # children's lines that lost their `Got: … from N` frame
 
     # What the user is told

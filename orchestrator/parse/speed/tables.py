@@ -80,7 +80,7 @@ def is_pk_header(line: str) -> bool:
     return _PK_HEADER_WORDS.issuperset(line.split())
 
 
-def read_pk_header(line: str, previous: frozenset | None, state: State) -> None:
+def read_pk_header(line: str, previous: frozenset[str] | None, state: State) -> None:
     """A public-key table's header (or the rest of a wrapped one): which table the rows belong to."""
     words = frozenset(line.split()) | (previous or frozenset())
     state.pk_header_words = words

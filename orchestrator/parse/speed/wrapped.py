@@ -32,6 +32,7 @@ def keep_pk_row_start(line: str, state: State) -> bool:
 def join_wrapped(line: str, state: State) -> str | None:
     """What to read now that `line` follows a line that may continue: None when `line` was its rest
     (read with it), the joined text of a child's `Got:` line, else `line` itself."""
+    assert state.wrapped is not None  # the caller asks only when a line may continue
     kind, start = state.wrapped
     state.wrapped = None
     if kind == "got":  # `Got:` / `+F:…` / `from N`: a child's line wrapped at its spaces
@@ -48,7 +49,7 @@ def join_wrapped(line: str, state: State) -> str | None:
         if kind == "row":
             flush_wrapped_row(state)
         return line
-    if kind == "row":
+    if kind == "row" and state.wrapped_row is not None:
         label, values, core, by_count = state.wrapped_row
         add_row(label, values + line.split(), state, core, by_count)
     elif not read_pk_rows(f"{start} {line}", state):
@@ -58,6 +59,8 @@ def join_wrapped(line: str, state: State) -> str | None:
 
 def flush_wrapped_row(state: State) -> None:
     """A row that waited for wrapped figures that never came: read as it is."""
+    if state.wrapped_row is None:
+        return
     label, values, core, by_count = state.wrapped_row
     add_row(label, values, state, core, by_count, final=True)
 
