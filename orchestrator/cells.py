@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
 from orchestrator import stats, validity
-from orchestrator.model import OK, UNSUPPORTED, HostResult, Measurement, Run
+from orchestrator.model import ALL_FLAGS, OK, UNSUPPORTED, HostResult, Measurement, Run
 
-# validity.py's flags that make a figure less comparable, carried from measurements and hosts to their cells.
-CARRIED_FLAGS = frozenset((validity.BUSY, validity.THROTTLED, validity.HOT, validity.CORES_OFFLINE,
-                           validity.PIN_FAILED, validity.PARTIAL, validity.PARTIAL_CHILDREN))
+# The flags that make a figure less comparable, carried from measurements and hosts to their cells.
+CARRIED_FLAGS = frozenset(ALL_FLAGS)
 
 
 class Key(NamedTuple):

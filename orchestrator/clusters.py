@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.model import CpuFacts
+from orchestrator.parse import conditions as ev
 
 # Where every CPU has its own cpufreq policy (x86), cores of one type whose capacity and top clock differ by at
 # most this fraction are one cluster: Intel's favoured cores turbo 100-200 MHz above their twins.
@@ -47,18 +48,17 @@ class Cluster:
 
 def detect_clusters(snapshot: dict[str, Any], cpu: CpuFacts | None = None) -> list[Cluster]:
     """Clusters of the online CPUs, fastest first (top clock, then capacity, then CPU number)."""
-    online = (snapshot.get("cpus", {}).get("online") or _cpus_from_topology(snapshot) or _cpus_from_stat(snapshot)
+    online = (ev.online_cpus(snapshot) or _cpus_from_topology(snapshot) or _cpus_from_stat(snapshot)
               or _cpus_from_policies(snapshot))
     if not online and cpu and cpu.logical_cpus:
         online = list(range(cpu.logical_cpus))
     if not online:
         return []
     traits = _core_traits(snapshot, online, list(cpu.cores) if cpu and cpu.cores else [])
-    policies = snapshot.get("policies", {}).values()
+    policies = ev.policies(snapshot).values()
     # One cpufreq policy per CPU (x86) says nothing about clock domains: there a favoured core's extra turbo
     # bin is not another cluster. Policies that span CPUs are real clock domains: any difference counts.
-    within = ALIKE_WITHIN if all(len(p.get("related_cpus") or p.get("affected_cpus") or []) <= 1
-                                 for p in policies) else 0.0
+    within = ALIKE_WITHIN if all(len(ev.policy_cpus(p)) <= 1 for p in policies) else 0.0
     clusters: list[Cluster] = []
     for n in sorted(online, key=lambda n: (traits[n][0] or "", -(traits[n][1] or 0), -(traits[n][2] or 0), n)):
         core, capacity, clock = traits[n]
@@ -85,12 +85,12 @@ def _close(a: int | None, b: int | None, within: float) -> bool:
 
 def _core_traits(snapshot: dict[str, Any], online: list[int], cores: list[str]) -> dict[int, tuple[Any, ...]]:
     """(core type, capacity, top clock in kHz) per online CPU; None where unknown."""
-    hybrid = {n: HYBRID_CORE_TYPES.get(pmu, pmu) for pmu, cpus in snapshot.get("hybrid", {}).items() for n in cpus}
-    topo = snapshot.get("topology", {})
+    hybrid = {n: HYBRID_CORE_TYPES.get(pmu, pmu) for pmu, cpus in ev.hybrid_cpus(snapshot).items() for n in cpus}
+    topo = ev.topology(snapshot)
     top_clock: dict[int, int] = {}
-    for pol in snapshot.get("policies", {}).values():
-        top = pol.get("cpuinfo_max_freq") or max((k for k, _ in pol.get("time_in_state", [])), default=None)
-        for n in pol.get("related_cpus") or pol.get("affected_cpus") or []:
+    for pol in ev.policies(snapshot).values():
+        top = pol.get("cpuinfo_max_freq") or max((k for k, _ in ev.time_in_state(pol)), default=None)
+        for n in ev.policy_cpus(pol):
             if top:
                 top_clock[n] = top
     if len(set(cores)) == 1:  # one `CPU part` for the whole file (older kernels): every core is that one
@@ -110,18 +110,17 @@ def _what_differs(clusters: list[Cluster]) -> str:
 
 
 def _cpus_from_topology(snapshot: dict[str, Any]) -> list[int]:
-    names = snapshot.get("topology", {})
+    names = ev.topology(snapshot)
     return sorted(int(n[3:]) for n in names if n.startswith("cpu") and n[3:].isdigit()
                   and names[n].get("online", 1) == 1)
 
 
 def _cpus_from_policies(snapshot: dict[str, Any]) -> list[int]:
-    return sorted({n for p in snapshot.get("policies", {}).values()
-                   for n in p.get("related_cpus") or p.get("affected_cpus") or []})
+    return sorted({n for p in ev.policies(snapshot).values() for n in ev.policy_cpus(p)})
 
 
 def _cpus_from_stat(snapshot: dict[str, Any]) -> list[int]:
-    return sorted(int(n[3:]) for n in snapshot.get("cpu_times", {}) if n[3:].isdigit())
+    return sorted(int(n[3:]) for n in ev.cpu_times(snapshot) if n[3:].isdigit())
 
 
 def pin_targets(clusters: list[Cluster]) -> list[int]:
@@ -156,12 +155,9 @@ class PinCheck:
 def pinning_held(run: dict[str, Any], wanted: int) -> PinCheck:
     """Did the process run only on `wanted`?  Judged from what conditions.sh saw while it ran:
     the `processor` field of /proc/PID/stat per sample and the kernel's Cpus_allowed_list."""
-    samples = list(run.get("samples", []))
-    # the first sample can catch `taskset` itself before it set the mask and exec'd
-    if len(samples) > 1 and samples[0].get("comm") != samples[-1].get("comm"):
-        samples = samples[1:]
-    seen = sorted({s["cpu"] for s in samples if isinstance(s.get("cpu"), int)})
-    allowed = list(run.get("allowed_cpus", []))
+    samples = ev.process_samples(run)
+    seen = ev.observed_cpus(run)
+    allowed = ev.allowed_cpus(run)
     if allowed and allowed != [wanted]:
         return PinCheck(False, seen, allowed, f"allowed on CPUs {_span(allowed)}, not only {wanted}")
     if not seen:
@@ -197,7 +193,7 @@ def host_pins(snapshot: dict[str, Any], cpu: CpuFacts | None = None) -> tuple[li
     (cpufreq/topology/taskset in conditions.sh's format), and a note when it cannot pin."""
     clusters = detect_clusters(snapshot, cpu)
     pins = pin_plan(clusters)
-    if pins and "taskset" not in snapshot.get("tools", {}):
+    if pins and "taskset" not in ev.tools(snapshot):
         names = ", ".join(c.label for c in clusters)
         return [], f"{len(clusters)} CPU clusters ({names}) but no taskset: single-thread cells are not pinned"
     return pins, None

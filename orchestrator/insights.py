@@ -20,8 +20,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from orchestrator.errors import UserError
 from orchestrator.cells import Key, best_core, host_cells, medians as cell_medians
 from orchestrator.model import HostResult
+from orchestrator.parse import conditions as ev
 from orchestrator.validity import measured_mhz
 from orchestrator.units import mbits
 
@@ -43,7 +45,7 @@ def clock_mhz(result: HostResult) -> tuple[float | None, str]:
     mhz = measured_mhz(result.conditions or {})
     if mhz is None:
         return None, "no cpufreq on the host"
-    measured = any((v.get("facts") or {}).get("clock_khz") for v in (result.conditions or {}).get("cells", {}).values())
+    measured = any(ev.verdict_facts(v).get("clock_khz") for v in ev.cell_verdicts(result.conditions or {}).values())
     return mhz, "measured" if measured else "cpufreq maximum"
 
 
@@ -259,8 +261,6 @@ def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS) -> H
 
 def parse_links(text: str) -> list[int]:
     """'100,1000' -> [100, 1000] (Mbit/s)."""
-    from orchestrator.errors import UserError
-
     try:
         links = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:

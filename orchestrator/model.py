@@ -27,6 +27,16 @@ OK = "ok"
 UNSUPPORTED = "unsupported"
 ERROR = "error"
 
+# Measurement.flags values: conditions that make a figure not comparable (orchestrator/validity.py says when)
+THROTTLED = "throttled"
+HOT = "hot"
+BUSY = "busy"
+CORES_OFFLINE = "cores-offline"
+PIN_FAILED = "pin-failed"
+PARTIAL = "partial"
+PARTIAL_CHILDREN = "partial-children"
+ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
+
 # HostResult.status values
 HOST_OK = "ok"
 HOST_UNREACHABLE = "unreachable"

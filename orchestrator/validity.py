@@ -12,7 +12,7 @@ Flags (the names tables and diffs show):
                  openssl's progress line shows it got much less CPU time than it asked for
   cores-offline  some present CPUs were offline (a -multi figure would be low)
   pin-failed     a pinned cell ran (also) on another core than the one it was pinned to
-Flags the log parser sets (orchestrator/parse/speed/resolve.py), with the figure's `reason`:
+Flags the log parser sets (orchestrator/parse/speed/resolve.py; the names live in orchestrator/model.py), with the figure's `reason`:
   partial           the log ends before openssl printed its table: the figure comes from a progress
                     line (count × block size / CPU seconds)
   partial-children  openssl's own -multi summary is missing: the figure is the sum of the children
@@ -26,19 +26,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from orchestrator.clusters import pinning_held
+from orchestrator.clusters import detect_clusters, pinned_cpu_of, pinning_held
 from orchestrator.matrix import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
-from orchestrator.model import Measurement
+from orchestrator.model import ALL_FLAGS, BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED, Measurement
+from orchestrator.parse import conditions as ev
+from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
 from orchestrator.stats import median
 
-THROTTLED = "throttled"
-HOT = "hot"
-BUSY = "busy"
-CORES_OFFLINE = "cores-offline"
-PIN_FAILED = "pin-failed"
-PARTIAL = "partial"
-PARTIAL_CHILDREN = "partial-children"
-ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
 
 
 @dataclass(frozen=True)
@@ -122,9 +116,9 @@ def _throttled_bits_reason(before: dict[str, Any], after: dict[str, Any]) -> str
 
 def tis_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[int, int]:
     """time_in_state growth per frequency (kHz -> 10 ms units) of one policy between two snapshots."""
-    old = {khz: t for khz, t in before.get("time_in_state", [])}
+    old = {khz: t for khz, t in ev.time_in_state(before)}
     delta: dict[int, int] = {}
-    for khz, t in after.get("time_in_state", []):
+    for khz, t in ev.time_in_state(after):
         grown = t - old.get(khz, 0)
         if grown > 0:
             delta[khz] = grown
@@ -133,7 +127,7 @@ def tis_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[int, int]:
 
 def top_khz(policy: dict[str, Any]) -> int | None:
     """The clock a policy should run at under load: its max setting, else its highest step."""
-    steps = [khz for khz, _ in policy.get("time_in_state", [])]
+    steps = [khz for khz, _ in ev.time_in_state(policy)]
     return policy.get("scaling_max_freq") or (max(steps) if steps else None) or policy.get("cpuinfo_max_freq")
 
 
@@ -162,7 +156,7 @@ def mean_khz(before: dict[str, Any], after: dict[str, Any]) -> float | None:
 
 def cpu_temperatures(snapshot: dict[str, Any], th: Thresholds = THRESHOLDS) -> dict[str, float]:
     """Plausible temperatures of the zones that measure the CPU/SoC (all zones when none says so)."""
-    zones = {name: z for name, z in snapshot.get("thermal", {}).items()
+    zones = {name: z for name, z in ev.thermal_zones(snapshot).items()
              if isinstance(z.get("temp_c"), (int, float)) and th.plausible_celsius[0] < z["temp_c"] < th.plausible_celsius[1]}
     cpu_words = ("cpu", "soc", "pkg", "package", "core", "cluster", "big", "little", "arm", "tsens", "x86")
     cpu_zones = {n: z for n, z in zones.items() if any(w in z.get("type", "").lower() for w in cpu_words)}
@@ -181,10 +175,10 @@ def hottest(snapshots: Iterable[dict[str, Any]], th: Thresholds = THRESHOLDS) ->
 
 def offline_cpus(snapshot: dict[str, Any]) -> list[int]:
     """Present CPUs that are offline.  `offline` also lists possible-but-absent CPUs (VMs say 2-63)."""
-    cpus = snapshot.get("cpus", {})
-    offline = set(cpus.get("offline", []))
-    if "present" in cpus:
-        offline &= set(cpus["present"])
+    offline = set(ev.cpu_set(snapshot, "offline") or [])
+    present = ev.cpu_set(snapshot, "present")
+    if present is not None:
+        offline &= set(present)
     return sorted(offline)
 
 
@@ -197,18 +191,17 @@ def crypto_evidence(snapshot: dict[str, Any]) -> dict[str, Any]:
     """What the host offers besides plain C: the kernel's preferred driver per algorithm (highest
     priority), whether any is not generic, and the OpenSSL engines/providers that are available."""
     best: dict[str, dict[str, Any]] = {}
-    for entry in snapshot.get("crypto", []):
+    for entry in ev.crypto_drivers(snapshot):
         name, prio = entry.get("name"), entry.get("priority") or 0
         if name and (name not in best or prio > (best[name].get("priority") or 0)):
             best[name] = entry
     drivers = {name: e.get("driver") for name, e in sorted(best.items())}
     accelerated = sorted(name for name, drv in drivers.items() if drv and not _GENERIC_DRIVER.search(drv))
-    ossl = snapshot.get("openssl", {})
     return {
         "kernel_drivers": drivers,
         "kernel_accelerated": accelerated,
-        "openssl_engines": [e["id"] for e in ossl.get("engines", []) if e.get("available")],
-        "openssl_providers": [p["id"] for p in ossl.get("providers", []) if p.get("status", "active") == "active"],
+        "openssl_engines": [e.get("id") for e in ev.openssl_engines(snapshot) if e.get("available")],
+        "openssl_providers": [p.get("id") for p in ev.openssl_providers(snapshot) if p.get("status", "active") == "active"],
     }
 
 
@@ -223,10 +216,9 @@ def host_verdict(before: dict[str, Any], after: dict[str, Any], idle: dict[str, 
     bits = _throttled_bits_reason(before, after)
     if bits:
         verdict.add(THROTTLED, bits)
-    policies_before = before.get("policies", {})
     clocks: dict[str, Any] = {}
-    for name, pol_after in after.get("policies", {}).items():
-        pol_before = policies_before.get(name, {})
+    for name, pol_after in ev.policies(after).items():
+        pol_before = ev.policy(before, name)
         cap_before, cap_after = pol_before.get("scaling_max_freq"), pol_after.get("scaling_max_freq")
         if cap_before and cap_after and cap_after < cap_before * th.same_freq:
             verdict.add(THROTTLED, f"{name} max clock lowered {cap_before // 1000} -> {cap_after // 1000} MHz during the run")
@@ -251,11 +243,10 @@ def host_verdict(before: dict[str, Any], after: dict[str, Any], idle: dict[str, 
         if gone:
             verdict.add(CORES_OFFLINE, f"CPUs {_cpu_list(gone)} offline ({snap.get('label') or 'snapshot'})")
             break
-    online_before, online_after = (set(s.get("cpus", {}).get("online", [])) for s in (before, after))
+    online_before, online_after = (set(ev.online_cpus(s)) for s in (before, after))
     if online_before and online_after and online_after < online_before:
         verdict.add(CORES_OFFLINE, f"CPUs {_cpu_list(sorted(online_before - online_after))} went offline during the run")
-    swap_before = before.get("swap", {}).get("used_kb")
-    swap_after = after.get("swap", {}).get("used_kb")
+    swap_before, swap_after = ev.swap_used_kb(before), ev.swap_used_kb(after)
     if swap_before is not None and swap_after is not None and swap_after > swap_before:
         verdict.reasons.append(f"note: swap use grew {swap_before} -> {swap_after} kB during the run")
     return verdict
@@ -267,9 +258,9 @@ def background_cores(cell: dict[str, Any]) -> float | None:
     All non-idle time on the host minus what the benchmark and its children used (the shell's
     cutime/cstime), over the elapsed ticks per CPU.  Both sides are in USER_HZ ticks.
     """
-    run = cell.get("run", {})
-    times_before = cell.get("before", {}).get("cpu_times", {})
-    times_after = cell.get("after", {}).get("cpu_times", {})
+    run = ev.cell_run(cell)
+    times_before = ev.cpu_times(ev.cell_snapshot(cell, "before"))
+    times_after = ev.cpu_times(ev.cell_snapshot(cell, "after"))
     if "cpu" not in times_before or "cpu" not in times_after:
         return None
     if run.get("children_before") is None or run.get("children_after") is None:
@@ -297,18 +288,10 @@ def short_cpu_time(measurement: Measurement, nominal_seconds: float | None, th: 
     return measurement.seconds < nominal_seconds * th.cpu_seconds_ratio
 
 
-def observed_cpus(cell: dict[str, Any]) -> list[int]:
-    """CPUs the benchmark process was seen on (the wrapper's first sample may still be `taskset`)."""
-    samples = cell.get("run", {}).get("samples", [])
-    if len(samples) > 1 and samples[0].get("comm") != samples[-1].get("comm"):
-        samples = samples[1:]
-    return sorted({s["cpu"] for s in samples if isinstance(s.get("cpu"), int)})
-
-
 def _policies_for(cpus: list[int], policies: dict[str, Any]) -> list[str]:
     names = []
     for name, pol in policies.items():
-        members = pol.get("related_cpus") or pol.get("affected_cpus") or _policy_number(name)
+        members = ev.policy_cpus(pol) or _policy_number(name)
         if set(members) & set(cpus):
             names.append(name)
     return names
@@ -331,11 +314,11 @@ def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterab
     """
     verdict = Verdict()
     if pinned_cpu is not None:
-        check = pinning_held(cell.get("run", {}), pinned_cpu)
+        check = pinning_held(ev.cell_run(cell), pinned_cpu)
         verdict.facts["pinning"] = check.to_dict()
         if check.held is False:
             verdict.add(PIN_FAILED, check.reason)
-    before, after = cell.get("before", {}), cell.get("after", {})
+    before, after = ev.cell_snapshot(cell, "before"), ev.cell_snapshot(cell, "after")
     background = background_cores(cell)
     if background is not None:
         verdict.facts["background_cores"] = round(background, 2)
@@ -349,15 +332,15 @@ def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterab
     bits = _throttled_bits_reason(before, after)
     if bits:
         verdict.add(THROTTLED, bits)
-    seen = observed_cpus(cell)
+    seen = ev.observed_cpus(ev.cell_run(cell))
     if seen:
         verdict.facts["cpus"] = seen
-    policies = after.get("policies", {})
-    host_policies = (host_before or {}).get("policies", {})
+    policies = ev.policies(after)
+    host_policies = ev.policies(host_before or {})
     judged = _policies_for(seen, policies) if seen else list(policies)
     shares: dict[str, float] = {}
     for name in judged:
-        pol_before = before.get("policies", {}).get(name, {})
+        pol_before = ev.policy(before, name)
         top = top_khz(host_policies.get(name) or pol_before)
         share = below_top(pol_before, policies[name], top, th)
         if share is not None:
@@ -368,7 +351,7 @@ def cell_verdict(cell: dict[str, Any], *, threads: int = 1, measurements: Iterab
     if shares:
         # single-thread and not seen: it ran on the policy that was busiest, i.e. the least below top
         name = min(shares, key=shares.__getitem__) if (threads == 1 and not seen) else max(shares, key=shares.__getitem__)
-        top = top_khz(host_policies.get(name) or before.get("policies", {}).get(name, {}))
+        top = top_khz(host_policies.get(name) or ev.policy(before, name))
         if shares[name] > th.below_top_fraction:
             verdict.add(THROTTLED, f"{name} spent {shares[name]:.0%} of the cell below {_mhz(top)} MHz")
     hot = hottest([after], th)
@@ -416,12 +399,9 @@ def flag_cell(measurements: list[Measurement], evidence_text: str, *, threads: i
               pinned_cpu: int | None = None, th: Thresholds = THRESHOLDS) -> Verdict:
     """Judge one cell from the evidence conditions.sh appended to its log; flag its measurements.
     A cell whose command was `taskset -c N ...` is checked for pinning to N unless `pinned_cpu` says."""
-    from orchestrator.clusters import pinned_cpu_of
-    from orchestrator.parse.conditions import parse_cell
-
     cell = parse_cell(evidence_text)
     if pinned_cpu is None:  # the run script pins single-thread cells on big.LITTLE hosts (pin-target)
-        pinned_cpu = pinned_cpu_of(cell.get("run", {}).get("command", ""))
+        pinned_cpu = pinned_cpu_of(ev.run_command(ev.cell_run(cell)))
     verdict = cell_verdict(cell, threads=threads, measurements=measurements,
                            nominal_seconds=nominal, host_before=host_before, pinned_cpu=pinned_cpu, th=th)
     apply_flags([m for m in measurements if m.status == "ok"], verdict.flags)
@@ -431,9 +411,6 @@ def flag_cell(measurements: list[Measurement], evidence_text: str, *, threads: i
 def flag_host(result: Any, before_text: str = "", after_text: str = "", idle_text: str = "",
               th: Thresholds = THRESHOLDS) -> Verdict:
     """Host-wide flags and the evidence behind them, stored on a HostResult (flags, conditions)."""
-    from orchestrator.clusters import detect_clusters
-    from orchestrator.parse.conditions import parse_conditions, parse_idle
-
     before, after, idle = parse_conditions(before_text), parse_conditions(after_text), parse_idle(idle_text)
     verdict = host_verdict(before, after, idle or None, th)
     conditions = result.conditions
@@ -456,10 +433,10 @@ def measured_mhz(conditions: dict[str, Any]) -> float | None:
     The median over cells of the time_in_state clock of the policy each cell ran on; without cell
     evidence, the highest top clock of the host's policies (what a busy core would run at).
     """
-    clocks = [khz for verdict in conditions.get("cells", {}).values()
-              for khz in (verdict.get("facts", {}).get("clock_khz") or {}).values()]
+    clocks = [khz for verdict in ev.cell_verdicts(conditions).values()
+              for khz in (ev.verdict_facts(verdict).get("clock_khz") or {}).values()]
     if clocks:
         return round(median(clocks) / 1000, 1)
-    tops = [c.get("top_khz") for c in conditions.get("verdict", {}).get("facts", {}).get("clocks", {}).values()]
+    tops = [c.get("top_khz") for c in (ev.host_verdict_facts(conditions).get("clocks") or {}).values()]
     tops = [t for t in tops if t]
     return round(max(tops) / 1000, 1) if tops else None

@@ -352,3 +352,140 @@ def _parse_run_lines(lines: list[str]) -> dict[str, Any]:
                 continue  # a line cut when the sampler was stopped
             run["samples"].append({"uptime": up, "cpu": cpu, "ticks": utime + stime, "comm": " ".join(fields[4:])})
     return run
+
+
+# --- typed readers of the parsed evidence ---------------------------------------------------------
+# The dicts above go through run.json and back, so a reader cannot trust their shape: a section the host
+# did not have is absent, a hand-edited or older run.json may hold null.  These readers are the one place
+# that knows the layout; the judges (clusters, validity, insights) use them instead of `.get(...)` chains.
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def online_cpus(snapshot: dict[str, Any]) -> list[int]:
+    return _list(_dict(snapshot.get("cpus")).get("online"))
+
+
+def cpu_set(snapshot: dict[str, Any], which: str) -> list[int] | None:
+    """`online`, `offline`, `present` or `possible` from /sys/devices/system/cpu; None when not read."""
+    value = _dict(snapshot.get("cpus")).get(which)
+    return value if isinstance(value, list) else None
+
+
+def policies(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """cpufreq policies by name (policy0, cpu0 on old kernels)."""
+    return {name: _dict(pol) for name, pol in _dict(snapshot.get("policies")).items()}
+
+
+def policy(snapshot: dict[str, Any], name: str) -> dict[str, Any]:
+    return _dict(_dict(snapshot.get("policies")).get(name))
+
+
+def policy_cpus(pol: dict[str, Any]) -> list[int]:
+    """The CPUs a cpufreq policy clocks (related_cpus, else affected_cpus)."""
+    return _list(pol.get("related_cpus")) or _list(pol.get("affected_cpus"))
+
+
+def time_in_state(pol: dict[str, Any]) -> list[list[int]]:
+    """[[kHz, time in 10 ms units], ...] of one policy."""
+    return _list(pol.get("time_in_state"))
+
+
+def topology(snapshot: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """/sys/devices/system/cpu/cpuN/topology numbers (and cpu_capacity) by `cpuN`."""
+    return {name: _dict(topo) for name, topo in _dict(snapshot.get("topology")).items()}
+
+
+def hybrid_cpus(snapshot: dict[str, Any]) -> dict[str, list[int]]:
+    """The CPUs of each core type of an Intel hybrid, by PMU name (cpu_core, cpu_atom)."""
+    return {pmu: _list(cpus) for pmu, cpus in _dict(snapshot.get("hybrid")).items()}
+
+
+def cpu_times(snapshot: dict[str, Any]) -> dict[str, list[int]]:
+    """/proc/stat's cpu lines in USER_HZ ticks: "cpu" (all) and "cpuN"."""
+    return {name: _list(ticks) for name, ticks in _dict(snapshot.get("cpu_times")).items()}
+
+
+def thermal_zones(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: _dict(zone) for name, zone in _dict(snapshot.get("thermal")).items()}
+
+
+def swap_used_kb(snapshot: dict[str, Any]) -> int | None:
+    used = _dict(snapshot.get("swap")).get("used_kb")
+    return used if isinstance(used, int) else None
+
+
+def tools(snapshot: dict[str, Any]) -> dict[str, str]:
+    """The host's helper tools by name and where they are (a bare name: a builtin or BusyBox applet)."""
+    return _dict(snapshot.get("tools"))
+
+
+def crypto_drivers(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """/proc/crypto entries: name, driver, priority."""
+    return [_dict(entry) for entry in _list(snapshot.get("crypto"))]
+
+
+def openssl_engines(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    return [_dict(e) for e in _list(_dict(snapshot.get("openssl")).get("engines"))]
+
+
+def openssl_providers(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    return [_dict(p) for p in _list(_dict(snapshot.get("openssl")).get("providers"))]
+
+
+def cell_run(cell: dict[str, Any]) -> dict[str, Any]:
+    """What the cell wrapper recorded of the benchmark process (parse_cell's "run")."""
+    return _dict(cell.get("run"))
+
+
+def cell_snapshot(cell: dict[str, Any], when: str) -> dict[str, Any]:
+    """The snapshot taken `before` or `after` a cell."""
+    return _dict(cell.get(when))
+
+
+def run_samples(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The wrapper's samples of the benchmark process: uptime, cpu, ticks, comm."""
+    return [_dict(s) for s in _list(run.get("samples"))]
+
+
+def process_samples(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The samples of the benchmark itself: the first one can catch `taskset` before it set the mask and exec'd."""
+    samples = run_samples(run)
+    if len(samples) > 1 and samples[0].get("comm") != samples[-1].get("comm"):
+        samples = samples[1:]
+    return samples
+
+
+def observed_cpus(run: dict[str, Any]) -> list[int]:
+    """The CPUs the benchmark process was seen on (the `processor` field of /proc/PID/stat per sample)."""
+    return sorted({s["cpu"] for s in process_samples(run) if isinstance(s.get("cpu"), int)})
+
+
+def allowed_cpus(run: dict[str, Any]) -> list[int]:
+    """The kernel's Cpus_allowed_list of the benchmark process."""
+    return _list(run.get("allowed_cpus"))
+
+
+def run_command(run: dict[str, Any]) -> str:
+    command = run.get("command")
+    return command if isinstance(command, str) else ""
+
+
+# HostResult.conditions as the run stores it: the snapshots above plus the judges' verdicts.
+
+def cell_verdicts(conditions: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each cell's verdict ({"flags", "reasons", "facts"}) by cell id."""
+    return {cell: _dict(v) for cell, v in _dict(conditions.get("cells")).items()}
+
+
+def verdict_facts(verdict: dict[str, Any]) -> dict[str, Any]:
+    return _dict(verdict.get("facts"))
+
+
+def host_verdict_facts(conditions: dict[str, Any]) -> dict[str, Any]:
+    return verdict_facts(_dict(conditions.get("verdict")))

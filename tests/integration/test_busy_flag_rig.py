@@ -23,7 +23,8 @@ from orchestrator import store
 from orchestrator.model import HOST_OK, OK
 from orchestrator.parse.conditions import parse_cell
 from orchestrator.protocol import split_evidence
-from orchestrator.validity import BUSY, THRESHOLDS
+from orchestrator.model import BUSY
+from orchestrator.validity import THRESHOLDS
 
 pytestmark = [pytest.mark.rig, pytest.mark.slow]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
-from orchestrator.validity import BUSY, host_verdict
+from orchestrator.model import BUSY
+from orchestrator.validity import host_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "playbooks" / "files" / "conditions.sh"

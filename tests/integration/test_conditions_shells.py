@@ -19,7 +19,8 @@ from test_conditions import RK3576, SCRIPT, SHELL_IDS, SHELLS, make_sysroot, run
 
 from orchestrator.parse.conditions import parse_cell, parse_idle  # noqa: E402
 from orchestrator.parse.speed import parse_speed  # noqa: E402
-from orchestrator.validity import BUSY, cell_verdict  # noqa: E402
+from orchestrator.model import BUSY  # noqa: E402
+from orchestrator.validity import cell_verdict  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

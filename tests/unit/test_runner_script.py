@@ -178,7 +178,7 @@ def test_the_collector_stores_conditions_apart_and_flags_every_cell(tmp_path):
     from orchestrator.matrix import Capabilities, CellPlan, HostPlan
     from orchestrator.model import OK, Run
     from orchestrator.progress import ProgressView
-    from orchestrator.validity import ALL_FLAGS
+    from orchestrator.model import ALL_FLAGS
 
     work, fake = workdir(tmp_path, [("001-t", "speed table -seconds 1"), ("002-t", "speed table -seconds 1")],
                          conditions=True)

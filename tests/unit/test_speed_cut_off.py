@@ -9,7 +9,7 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.model import OK
 from orchestrator.parse.speed import parse_speed
-from orchestrator.validity import PARTIAL
+from orchestrator.model import PARTIAL
 from speed_corpora import DATA, cut_off
 
 # Every single-process log with progress lines, human and -mr, 1.0.x to 3.5 and LibreSSL.

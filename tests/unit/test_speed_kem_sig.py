@@ -8,7 +8,7 @@ from orchestrator.cli import main
 from orchestrator.model import OK
 from orchestrator.parse.console import parse_console
 from orchestrator.parse.speed import parse_speed
-from orchestrator.validity import PARTIAL_CHILDREN
+from orchestrator.model import PARTIAL_CHILDREN
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "speed"
 

@@ -12,7 +12,7 @@ import pytest
 
 from orchestrator.model import OK
 from orchestrator.parse.speed import parse_speed
-from orchestrator.validity import PARTIAL_CHILDREN
+from orchestrator.model import PARTIAL_CHILDREN
 from speed_corpora import MANY_FORKS, busy_terminal, split_multi_log, without_summary
 
 SEEDS = range(40)

@@ -8,13 +8,9 @@ import pytest
 
 from orchestrator.model import CpuFacts, Measurement
 from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.model import BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED
 from orchestrator.validity import (
-    BUSY,
-    CORES_OFFLINE,
-    HOT,
-    PIN_FAILED,
     THRESHOLDS,
-    THROTTLED,
     Thresholds,
     apply_flags,
     background_cores,
