@@ -15,6 +15,7 @@ from orchestrator import gcpause, store
 from orchestrator.cells import Key, key_of
 from orchestrator.errors import UserError
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
+from orchestrator.parse.batch import parse_many
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,8 +52,6 @@ def read_log(path: Path) -> str:
 
 
 def parse_logs(paths: list[Path]) -> list[ParsedLog]:
-    from orchestrator.parse.batch import parse_many  # the parser owns what a console session looks like
-
     parsed = parse_many([read_log(path) for path in paths])  # all logs at once, on every core
     for path, log in zip(paths, parsed):
         if not log.measurements:

@@ -7,9 +7,11 @@ import sys
 from typing import Any
 from pathlib import Path
 
-from orchestrator import gcpause
+from orchestrator import gcpause, tables
 from orchestrator.errors import UserError
 from orchestrator.model import OK, ParsedLog
+from orchestrator.parse.batch import map_in_workers, parse_many
+from orchestrator.parse.console import parse_console
 from orchestrator.units import UNIT_NOTE
 
 DESCRIPTION = """\
@@ -57,7 +59,6 @@ def main(args: argparse.Namespace) -> int:
 def _parse(args: argparse.Namespace) -> int:
     if args.json:
         return _print_json(args.files)
-    from orchestrator.parse.batch import parse_many  # imported here so `sslbench --help` stays fast
 
     texts: list[str | UserError] = []
     for name in args.files:
@@ -90,7 +91,6 @@ def _parse(args: argparse.Namespace) -> int:
 def _print_json(names: list[str]) -> int:
     """Each file read, parsed and written as JSON in the worker processes (orchestrator.parse.batch); here
     the objects are joined in file order, with the notes and errors on stderr in the same order."""
-    from orchestrator.parse.batch import map_in_workers  # imported here so `sslbench --help` stays fast
 
     stdin = _stdin_text() if "-" in names else None  # (the workers cannot share this process's standard input)
     results = map_in_workers(_json_of_file, [(name, stdin if name == "-" else None) for name in names])
@@ -116,7 +116,6 @@ def _print_json(names: list[str]) -> int:
 
 def _json_of_file(item: tuple[str, str | UserError | None]) -> tuple[str | None, str | None, list[str]]:
     """In a worker: (the file's JSON object, None, notes), or (None, what is wrong with it, [])."""
-    from orchestrator.parse.console import parse_console  # (loaded already: the workers are this process's forks)
 
     name, text = item
     try:
@@ -179,7 +178,6 @@ def checked(name: str, log: ParsedLog) -> ParsedLog:
 
 def describe(name: str, log: ParsedLog, several: bool = False) -> str:
     """Facts lines, then the throughput tables (MB/s, Mbit/s) and the public-key table."""
-    from orchestrator import tables  # imported here: --json needs no table layout (tabulate)
 
     parts = [f"== {name}"] if several else []
     parts += _facts_lines(log)
