@@ -26,11 +26,12 @@ children_of() {
     done
 }
 
+# kill_tree SIGNAL PID: the process and all its descendants, children first.
 kill_tree() {
-    for kid in $(children_of "$1"); do
-        kill_tree "$kid"
+    for kid in $(children_of "$2"); do
+        kill_tree "$1" "$kid"
     done
-    kill -TERM "$1" 2>/dev/null
+    kill "-$1" "$2" 2>/dev/null
 }
 
 alive() {
@@ -38,13 +39,6 @@ alive() {
     [ -r "/proc/$1/stat" ] || return 1
     read -r _pid _comm pstate _rest < "/proc/$1/stat" 2>/dev/null || return 1
     [ "$pstate" != "Z" ]
-}
-
-kill_tree_hard() {
-    for kid in $(children_of "$1"); do
-        kill_tree_hard "$kid"
-    done
-    kill -KILL "$1" 2>/dev/null
 }
 
 # Run "$@" in the background and wait: sh defers a trap until a foreground command ends, so a
@@ -91,7 +85,7 @@ run_cells() {
     total=$(grep -c . cells.txt)
     k=0
     child=
-    trap 'if [ -n "$child" ]; then kill_tree "$child"; fi; echo "stopped" >> progress; exit 143' TERM INT HUP
+    trap 'if [ -n "$child" ]; then kill_tree TERM "$child"; fi; echo "stopped" >> progress; exit 143' TERM INT HUP
     cond=
     if [ -f conditions.sh ]; then
         cond=1
@@ -207,15 +201,15 @@ stop() {
         runner=$(cat pid)
         kid=$(cat child.pid 2>/dev/null)
         kill -TERM "$runner" 2>/dev/null
-        [ -n "$kid" ] && kill_tree "$kid"
-        kill_tree "$runner"
+        [ -n "$kid" ] && kill_tree TERM "$kid"
+        kill_tree TERM "$runner"
         # Return only when they are gone (an emulated or busy box can take a moment); KILL after 5 s.
         tries=0
         while alive "$runner" || { [ -n "$kid" ] && alive "$kid"; }; do
             tries=$((tries + 1))
             if [ "$tries" -gt 5 ]; then
-                [ -n "$kid" ] && kill_tree_hard "$kid"
-                kill_tree_hard "$runner"
+                [ -n "$kid" ] && kill_tree KILL "$kid"
+                kill_tree KILL "$runner"
                 break
             fi
             sleep 1
