@@ -381,14 +381,7 @@ def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions |
                         (f" with --limit {driver.limit}" if driver.limit else "") +
                         "; check the inventory and the host pattern")
     diagnose_hidden_hops(driver, collector)
-    installs = {}
-    for name, state in collector.hosts.items():
-        if state.result.status != HOST_OK:
-            continue
-        manager = provisioning_decision(state, no_provision=no_provision, upgrade=upgrade)
-        state.provision = manager
-        if manager:
-            installs[name] = manager
+    installs = decide_installs(collector.hosts, no_provision=no_provision, upgrade=upgrade)
     if installs and not dry_run:
         driver.play(tags="provision", extravars=platforms.install_vars(installs), on_event=collector.on_event)
         for name, manager in installs.items():
@@ -396,14 +389,27 @@ def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions |
             if state.result.status == HOST_OK and not state.openssl_path:
                 fail(state, HOST_FAILED, f"installing openssl with {manager.name} reported success, "
                                          "but no openssl binary was found afterwards")
-    plans = {}
-    for name, state in collector.hosts.items():
-        if state.result.status != HOST_OK or (not state.openssl_path and not dry_run):
+    return plan_usable(collector.hosts, request, dry_run=dry_run)
+
+
+def decide_installs(hosts: dict[str, HostState], *, no_provision: bool,
+                    upgrade: bool) -> dict[str, platforms.PackageManager]:
+    """The package manager each reachable host installs OpenSSL with (hosts that need nothing are left out)."""
+    installs = {}
+    for name, state in hosts.items():
+        if state.result.status != HOST_OK:
             continue
-        plans[name] = (state, plan_for(state, request))
-    return plans
+        state.provision = provisioning_decision(state, no_provision=no_provision, upgrade=upgrade)
+        if state.provision:
+            installs[name] = state.provision
+    return installs
 
 
+def plan_usable(hosts: dict[str, HostState], request: PlanOptions | MatrixRequest, *,
+                dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
+    """The matrix of every host that can run it; a dry run plans hosts without OpenSSL too (for an unknown one)."""
+    return {name: (state, plan_for(state, request)) for name, state in hosts.items()
+            if state.result.status == HOST_OK and (state.openssl_path or dry_run)}
 
 
 def record_plans(run: Run, plans: dict[str, tuple[HostState, HostPlan]], options: PlanOptions) -> None:

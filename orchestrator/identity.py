@@ -48,6 +48,20 @@ def firmware_label(result: HostResult) -> str:
     return " · ".join(parts) or UNKNOWN_FIRMWARE
 
 
+def os_label(result: HostResult) -> str:
+    """The OS and its release, short: "OpenWrt 23.05.5", "DD-WRT r55630" (a build number when there is no
+    version), "?" when nothing is known."""
+    release = result.os.version
+    if not release and result.os.revision:
+        release = f"r{result.os.revision}" if result.os.revision.isdigit() else result.os.revision
+    words = re.sub(r"\s*\(.*\)\s*$", "", _os_name(result) or "").split()
+    if release and any(f"{w}.".startswith(f"{release}.") for w in words):
+        return " ".join(words)  # "Ubuntu 22.04.4 LTS" says more than VERSION_ID 22.04
+    if release:  # "CentOS Linux 7 (Core)" with 7.9.2009: the name without its own short version
+        words = [w for w in words if not (w[:1].isdigit() and f"{release}.".startswith(f"{w}."))]
+    return " ".join([*words, release] if release else words) or "?"
+
+
 def _os_name(result: HostResult) -> str | None:
     """A short OS name: 'OpenWrt', 'Debian GNU/Linux' ... (the family when no pretty name was recorded)."""
     name = (result.os.name or "").strip()

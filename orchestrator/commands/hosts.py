@@ -9,7 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator import fleet, tables, units, workers
+from orchestrator import fleet, identity, tables, units, workers
+from orchestrator.matrix import HostPlan
 from orchestrator.model import HOST_OK, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
@@ -43,13 +44,22 @@ def hosts_command(args: argparse.Namespace) -> int:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
         plans = fleet.detect_and_plan(driver, collector, options, no_provision=args.no_provision,
                                       upgrade=args.upgrade_openssl, dry_run=True)
+    text, notes = render_hosts(collector.hosts, plans, args.format)
+    print(text)
+    for note in notes:
+        print(note, file=sys.stderr)
+    return 0 if all(s.result.status == HOST_OK for s in collector.hosts.values()) else 1
+
+
+def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]],
+                 fmt: str) -> tuple[str, list[str]]:
+    """The table of what each host is and would run, and the notes for stderr (`host: note`)."""
     rows = []
-    for name, state in collector.hosts.items():
-        plan = plans.get(name, (None, None))[1]
+    for name, state in hosts.items():
+        plan = plans[name][1] if name in plans else None
         r = state.result
-        os_text = " ".join(p for p in (r.os.family, r.os.version) if p) or "?"
         rows.append([
-            name, r.status if r.status == HOST_OK else f"{r.status}: {r.reason}", os_text,
+            name, r.status if r.status == HOST_OK else f"{r.status}: {r.reason}", identity.os_label(r),
             r.cpu.model or r.cpu.arch or "?", state.logical_cpus or "?",
             (r.openssl.version or "?") if state.openssl_path else "missing",
             ", ".join(state.package_managers) or "none",
@@ -58,10 +68,9 @@ def hosts_command(args: argparse.Namespace) -> int:
             units.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
-    print(tables.render(HEADERS, rows, args.format))
+    notes: list[str] = []
     for name, (state, plan) in plans.items():
-        for note in plan.notes:
-            print(f"{name}: {note}", file=sys.stderr)
+        notes.extend(f"{name}: {note}" for note in plan.notes)
         if not state.openssl_path:
-            print(f"{name}: matrix planned for an unknown OpenSSL; it is re-planned after installing", file=sys.stderr)
-    return 0 if all(s.result.status == HOST_OK for s in collector.hosts.values()) else 1
+            notes.append(f"{name}: matrix planned for an unknown OpenSSL; it is re-planned after installing")
+    return tables.render(HEADERS, rows, fmt), notes

@@ -1,0 +1,67 @@
+"""`sslbench hosts` output as a whole, against golden files: the rig's hosts as detect.sh described them
+(tests/data/detect/, captured over SSH), the build VM's topology, and a host that could not be reached."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator import fleet
+from orchestrator.cli import build_parser
+from orchestrator.commands.hosts import render_hosts
+from orchestrator.identity import os_label
+from orchestrator.model import HOST_UNREACHABLE, HostResult, OsFacts
+from orchestrator.options import plan_options_from_args
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+DETECTED = sorted((DATA / "detect").glob("*.detect.txt")) + [
+    DATA / "topology" / "x86_64-vm-2cpu-cluster-id-per-core.detect.txt"]
+
+
+def detected_fleet(*words: str) -> tuple[dict[str, fleet.HostState], dict[str, tuple[fleet.HostState, object]]]:
+    """What `sslbench hosts WORDS` decides once detect.sh has answered: the same functions, without SSH."""
+    args = build_parser("hosts").parse_args(["hosts", *words])
+    hosts = {}
+    for path in DETECTED:
+        name = path.name.split(".")[0]
+        state = fleet.HostState(name=name, result=HostResult(host=name))
+        fleet.apply_facts(state, path.read_text())
+        hosts[name] = state
+    gone = fleet.HostState(name="router-attic", result=HostResult(host="router-attic"))
+    fleet.fail(gone, HOST_UNREACHABLE, "ssh: connect to host 192.0.2.7 port 22: No route to host")
+    hosts[gone.name] = gone
+    fleet.decide_installs(hosts, no_provision=args.no_provision, upgrade=args.upgrade_openssl)
+    return hosts, fleet.plan_usable(hosts, plan_options_from_args(args), dry_run=True)
+
+
+def test_the_fixtures_cover_what_the_table_distinguishes():
+    hosts, plans = detected_fleet()
+    assert {s.openssl_path is None for s in hosts.values()} == {True, False}  # missing and present
+    assert {bool(s.provision) for s in hosts.values() if s.result.status == "ok"} == {True, False}
+    assert len({s.result.os.family for s in hosts.values()}) >= 5
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_hosts_output_of_a_detected_fleet(fmt, golden):
+    hosts, plans = detected_fleet()
+    text, notes = render_hosts(hosts, plans, fmt)
+    golden(f"hosts-rig.{fmt}", text + "\n" + "".join(f"stderr: {n}\n" for n in notes))
+
+
+def test_hosts_output_with_a_budget_and_no_provisioning(golden):
+    hosts, plans = detected_fleet("--budget", "2m", "--no-provision")
+    text, notes = render_hosts(hosts, plans, "table")
+    golden("hosts-rig-budget-no-provision.table", text + "\n" + "".join(f"stderr: {n}\n" for n in notes))
+
+
+@pytest.mark.parametrize("os_facts, label", [
+    ({"family": "centos", "name": "CentOS Linux 7 (Core)", "version": "7.9.2009"}, "CentOS Linux 7.9.2009"),
+    ({"family": "ddwrt", "name": "DD-WRT", "revision": "55630"}, "DD-WRT r55630"),
+    ({"family": "ddwrt", "name": "DD-WRT v3.0", "version": "v3.0", "revision": "44715"}, "DD-WRT v3.0"),
+    ({"family": "openwrt", "name": "OpenWrt 23.05.5 r24106-10cc5fcd00", "version": "23.05.5"}, "OpenWrt 23.05.5"),
+    ({"family": "ubuntu", "name": "Ubuntu 22.04.4 LTS", "version": "22.04"}, "Ubuntu 22.04.4 LTS"),
+    ({"family": "arch"}, "Arch Linux"),
+    ({}, "?"),
+])
+def test_os_label_is_the_name_and_release_once(os_facts, label):
+    assert os_label(HostResult(host="h", os=OsFacts(**os_facts))) == label
