@@ -393,7 +393,8 @@ def render_text(runs: Sequence[Run], view: str = "answers", links: Sequence[int]
     parts = []
     for block in build(runs, links, (*ALWAYS, *VIEWS[view][0])):
         if isinstance(block, Heading) and block.level > 1:  # the page's title says nothing a terminal needs
-            parts.append(f"{block.text}\n{'=' * len(block.text)}")
+            lines = textwrap.wrap(block.text, width) if width else [block.text]
+            parts.append("\n".join(lines + ["=" * max(map(len, lines))]))
         elif isinstance(block, Note):
             parts.append(textwrap.fill(block.text, width) if width else block.text)
         elif isinstance(block, Table):

@@ -149,8 +149,10 @@ def _fitted(head: list[str], columns: list[list[str]], width: int, drop: Sequenc
     said = ([f"dropped {', '.join(dropped)}"] if dropped else []) + (
         [f"abbreviated {', '.join(names[i] for i in abbreviated)}"] if abbreviated else []) + (
         ["lines cut"] if cut_lines else [])
-    if said:
-        lines += textwrap.wrap(f"fitted to {width} columns: {'; '.join(said)} (--width 0 shows all)", max(width, 20))
+    if said:  # one line: the way back to every column only where it fits
+        note = f"fitted to {width} columns: {'; '.join(said)}"
+        hint = " (--width 0 shows all)"
+        lines += [note + hint] if len(note + hint) <= width else textwrap.wrap(note, max(width, 20))
     return "\n".join(lines)
 
 
@@ -415,15 +417,18 @@ def host_labels(runs: Sequence[Run]) -> dict[tuple[str, str], str]:
     where the host has figures in several of the runs shown (runs_table says once which run each host came from;
     a host that failed is listed with its run)."""
     counts = Counter(result.host for run in runs for result in run.hosts if result.measurements)
-    return {(run.run_id, result.host): result.host if counts[result.host] == 1 else f"{result.host} @ {run.run_id}"
+    return {(run.run_id, result.host): result.host if counts[result.host] <= 1 else f"{result.host} @ {run.run_id}"
             for run in runs for result in run.hosts}
 
 
 def runs_table(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
-    """The runs shown and the hosts each one gave, failed ones too: what the labels of host_labels leave out."""
+    """The runs shown and the hosts each one gave, failed ones with their status: what the labels of host_labels
+    leave out."""
+    def named(result: HostResult) -> str:
+        return result.host if result.status == HOST_OK else f"{result.host} ({result.status})"
+
     return (["run", "created", "source", "hosts"],
-            [[run.run_id, fmt_time(run.created), run.source, ", ".join(result.host for result in run.hosts)]
-             for run in runs])
+            [[run.run_id, fmt_time(run.created), run.source, ", ".join(map(named, run.hosts))] for run in runs])
 
 
 RUNS_TABLE_DROP = ("source",)  # the column a terminal too narrow for runs_table loses first
