@@ -111,8 +111,8 @@ def _fitted(head: list[str], columns: list[list[str]], width: int, drop: Sequenc
     """The table in at most `width` columns, never a line wider, and below it one line saying what it lost.
 
     Lossless first: no column empty in every row, no padding beyond the widest value, headers wrapped at their
-    spaces, long texts (verdicts, reasons, firmware labels: longer than WRAP_MIN, not starting with a digit) wrapped
-    at theirs down to WRAP_MIN. Then the columns named in `drop` go, in that order; then long figures ("1,639 MB/s
+    spaces, long texts (verdicts, reasons, firmware labels: longer than WRAP_MIN, not starting with a digit, a quarter
+    narrower wrapped) wrapped at theirs down to WRAP_MIN. Then the columns named in `drop` go, in that order; then long figures ("1,639 MB/s
     (13,110 Mbit/s)") wrap too; then long values are cut to WRAP_MIN with "…" (abbreviated); then columns go from
     the right, never the first. A first column alone still too wide has its lines cut.
     """
@@ -171,7 +171,8 @@ def _fit_widths(head: list[str], columns: list[list[str]], width: int, lossy: bo
     long = [max(column, key=_lines_width) if value > WRAP_MIN else "" for column, value in zip(columns, values)]
     wrap = [max(WRAP_MIN, max(map(words, column))) if text else value  # the narrowest a column wraps to
             for column, text, value in zip(columns, long, values)]
-    text = [bool(t) and not t[0].isdigit() for t in long]  # a verdict, a reason, a label; not a figure with units
+    # a verdict, a reason, a firmware label: not a figure with units, nor a name that wrapping would hardly narrow
+    text = [bool(t) and not t[0].isdigit() and 4 * w <= 3 * value for t, w, value in zip(long, wrap, values)]
     floors = [[max(word, w if is_text else value) for word, w, is_text, value in zip(header_words, wrap, text, values)]]
     if lossy:
         floors.append([max(word, w) for word, w in zip(header_words, wrap)])  # figures wrap too

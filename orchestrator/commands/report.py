@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import TextIO
 
@@ -66,7 +67,7 @@ def report_command(args: argparse.Namespace) -> int:
         if args.host:
             runs = store.hosts_of(runs, args.host)
         if not args.runs:
-            _say_latest(runs[0], args.results, said)
+            _say_latest(runs[0], args.results, said, terminal.output_width(args.width, said))
     if args.output:  # orchestrator/report.py: the page with the user's answers, tables and plots
         render = report.render_html if args.format == "html" else report.render_markdown
         print(render(runs, args.output, links=links))
@@ -79,10 +80,11 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say_latest(run: Run, results: Path, out: TextIO) -> None:
-    """The default shows one run of the store: say which, and how to see every host (one line)."""
+def _say_latest(run: Run, results: Path, out: TextIO, width: int | None) -> None:
+    """The default shows one run of the store: say which, and how to see every host (one line, or the width's)."""
     count = len(store.list_runs(results))
     if count > 1:
         hosts = f"{len(run.hosts)} host" + ("s" if len(run.hosts) != 1 else "")
-        print(f"the latest of {count} runs in {results}: {run.run_id} ({fmt_time(run.created)}, {hosts}); "
-              "--all: the latest run of every host", file=out)
+        line = (f"the latest of {count} runs in {results}: {run.run_id} ({fmt_time(run.created)}, {hosts}); "
+                "--all: the latest run of every host")
+        print(textwrap.fill(line, width) if width else line, file=out)

@@ -117,6 +117,11 @@ def test_the_default_says_it_shows_the_latest_run(fleet, capsys, golden):
     golden("report-latest.txt", out)
 
 
+def test_the_latest_line_fits_the_width_too(fleet, capsys):
+    code, out, _ = sslbench(capsys, "report", "--width", "100")
+    assert code == 0 and widest(out) <= 100 and out.splitlines()[1] == "latest run of every host"
+
+
 def test_the_latest_line_goes_to_stderr_when_stdout_is_data(fleet, capsys):
     code, out, err = sslbench(capsys, "report", "--format", "csv")
     assert code == 0 and out.startswith("algorithm,api,threads,host,16 B MB/s")
@@ -273,10 +278,10 @@ def test_output_width_from_option_terminal_or_none(monkeypatch):
             return False
 
     monkeypatch.setenv("COLUMNS", "97")
-    assert terminal.output_width(None, Tty()) == 97  # type: ignore[arg-type]
-    assert terminal.output_width(None, Pipe()) is None  # type: ignore[arg-type]  # a pipe or a file: never cut
-    assert terminal.output_width(80, Pipe()) == 80  # type: ignore[arg-type]
-    assert terminal.output_width(0, Tty()) is None  # type: ignore[arg-type]  # --width 0: never cut
+    assert terminal.output_width(None, Tty()) == 97
+    assert terminal.output_width(None, Pipe()) is None  # a pipe or a file: never cut
+    assert terminal.output_width(80, Pipe()) == 80
+    assert terminal.output_width(0, Tty()) is None  # --width 0: never cut
 
 
 @pytest.mark.parametrize("command", ["run", "report", "history"])
