@@ -1,8 +1,8 @@
 """HTML and Markdown reports: the user's questions answered first, then comparison tables and plots.
 
 One content model (a list of blocks: headings, notes, tables, figures) is built once from the runs and written
-either as one self-contained HTML page (inline CSS, PNGs as base64 data URIs) or as Markdown with the PNGs
-next to it. Plots are drawn with matplotlib's Agg backend (no display needed).
+either as one self-contained HTML page (inline CSS, PNGs as base64 data URIs), as Markdown with the PNGs
+next to it, or, for a view (some of its sections), as terminal tables without the plots. Plots are drawn with matplotlib's Agg backend (no display needed).
 """
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ import base64
 import html
 import io
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from orchestrator import diff, identity, insights, stats, store, tables
 from orchestrator.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
-from orchestrator.units import fmt_throughput, fmt_value, mbytes
+from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, fmt_value, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
 MAX_DIFF_BARS = 40  # the largest changes only
@@ -42,6 +43,7 @@ class Note:
 class Table:
     headers: list[str]
     rows: list[list[Any]]
+    drop: list[str] = field(default_factory=list)  # the columns a terminal too narrow loses first (tables.render)
 
 
 @dataclass
@@ -66,47 +68,85 @@ class Series:
 
 
 def series_of(runs: Sequence[Run]) -> list[Series]:
-    results = [(run, r) for run in runs for r in run.hosts if r.measurements]
-    counts: dict[str, int] = {}
-    for _, r in results:
-        counts[r.host] = counts.get(r.host, 0) + 1
+    labels = tables.host_labels(runs)  # "host @ run-id" only where a host is in several runs, as every table says
     out = []
-    for run, r in results:
-        label = r.host if counts[r.host] == 1 else f"{r.host} @ {run.run_id}"
-        # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
-        cells = host_cells(r, requested_seconds(run))
-        out.append(Series(label, run, r, cells, best_core(medians(cells))))
+    for run in runs:
+        for r in run.hosts:
+            if not r.measurements:
+                continue
+            # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
+            cells = host_cells(r, requested_seconds(run))
+            out.append(Series(labels[run.run_id, r.host], run, r, cells, best_core(medians(cells))))
     return out
 
 
 # ---- content ---------------------------------------------------------------------------------------------
 
-def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS) -> list[Block]:
+# The sections of a report, in page order. `sslbench report --view NAME` prints those of a view as terminal tables
+# (render_text); the HTML and Markdown pages have them all.
+SECTIONS = ("runs", "failed", "hosts", "line-rate", "crypto", "handshakes", "per-core", "all-core", "measurements",
+            "plots", "diff")
+ALWAYS = ("runs", "failed")  # every view says which runs (and so which run each host) it shows, and who failed
+VIEWS: dict[str, tuple[tuple[str, ...], str]] = {  # name -> (sections, what --help says it shows)
+    "answers": (("line-rate", "crypto", "handshakes", "per-core", "all-core"),
+                "line rate, crypto instructions, handshakes, per core and all cores"),
+    "hosts": (("hosts",), "each host's firmware, CPU, CPUs and crypto instructions"),
+    "line-rate": (("line-rate",), "the VPN/TLS line rate each host carries, per --link"),
+    "crypto": (("crypto",), "crypto instructions, and whether OpenSSL's EVP path uses them"),
+    "handshakes": (("handshakes",), "RSA / ECDSA TLS handshakes per second"),
+    "per-core": (("per-core",), "one core's throughput, the clock it ran at and per MHz"),
+    "all-core": (("all-core",), "all cores' throughput, and per core (all / N)"),
+    "measurements": (("measurements",), "every cell, median ± spread, a column per host"),
+    "all": (tuple(s for s in SECTIONS if s != "plots"), "every section of the HTML report but its plots"),
+}
+_ANSWERS = frozenset(("line-rate", "crypto", "handshakes", "per-core", "all-core"))  # from insights.host_insights
+
+
+def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS,
+          sections: Collection[str] | None = None) -> list[Block]:
+    """The report's blocks, section by section (SECTIONS; every one by default)."""
     if not runs:
         raise UserError("the report needs at least one run")
+    wanted = set(SECTIONS if sections is None else sections)
     series = series_of(runs)
     blocks: list[Block] = [Heading("sslbench report", 1)]
-    blocks.append(Table(["run", "created", "source", "hosts"],
-                        [[r.run_id, r.created, r.source, len(r.hosts)] for r in runs]))
+    if "runs" in wanted:
+        headers, rows = tables.runs_table(runs)
+        blocks.append(Table(headers, rows, list(tables.RUNS_TABLE_DROP)))
     failed = tables.failed_hosts(runs)
-    if failed:
+    if failed and "failed" in wanted:
         blocks.append(Heading("Hosts that failed"))
         blocks.append(Table(["host", "run", "status", "reason"],
                             [[r["host"], r["run_id"], r["status"], r["reason"]] for r in failed]))
     if not series:
         blocks.append(Note("No host has any measurement."))
         return blocks
-    blocks += _host_section(series)
-    blocks += _answers(series, links)
-    blocks += _comparison(series)
-    blocks += _plots(series)
-    if len(runs) == 2:
-        blocks += _diff_section(runs[0], runs[1])
+    found = [(s, insights.host_insights(s.result, links)) for s in series] if wanted & _ANSWERS else []
+    sections_of: dict[str, Callable[[], list[Block]]] = {
+        "hosts": lambda: _host_section(series),
+        "line-rate": lambda: _line_rate(found, links),
+        "crypto": lambda: _crypto(found),
+        "handshakes": lambda: _handshakes(found),
+        "per-core": lambda: _per_core(found),
+        "all-core": lambda: _all_cores(found),
+        "measurements": lambda: _comparison(series),
+        "plots": lambda: _plots(series),
+        "diff": lambda: _diff_section(runs[0], runs[1]) if len(runs) == 2 and _common_host(runs) else [],
+    }
+    for section, blocks_of in sections_of.items():
+        if section in wanted:
+            blocks += blocks_of()
     return blocks
 
 
+def _common_host(runs: Sequence[Run]) -> bool:
+    """Do the runs share a host (with measurements)? Else a diff of them has nothing to compare."""
+    hosts = [{r.host for r in run.hosts if r.measurements} for run in runs]
+    return bool(set.intersection(*hosts))
+
+
 def _host_section(series: list[Series]) -> list[Block]:
-    rows = []
+    rows: list[list[Any]] = []
     for s in series:
         cpu = s.result.cpu
         rows.append([s.label, identity.firmware_label(s.result), cpu.model or "", cpu.logical_cpus or "",
@@ -114,20 +154,28 @@ def _host_section(series: list[Series]) -> list[Block]:
     return [Heading("Hosts"), Table(["host", "firmware", "CPU", "CPUs", "crypto instructions"], rows)]
 
 
-def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
-    found = [(s, insights.host_insights(s.result, links)) for s in series]
-    blocks: list[Block] = [Heading("VPN / TLS line rate")]
-    blocks.append(Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
-                       "1024-16384 bytes (VPN-sized packets); packet handling costs come on top."))
-    blocks.append(Table(["host"] + [f"{link} Mbit/s" for link in links],
-                        [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found]))
-    blocks.append(Heading("Crypto instructions and the EVP path"))
-    blocks.append(Table(["host", "crypto instructions", "EVP / legacy (aes-cbc)", "verdict"],
-                        [[s.label, " ".join(ins.crypto_instructions) or "none reported",
-                          f"{ins.evp_ratio:.1f}x" if ins.evp_ratio is not None else "-", ins.evp_verdict]
-                         for s, ins in found]))
+Found = list[tuple[Series, insights.HostInsights]]
+
+
+def _line_rate(found: Found, links: Sequence[int]) -> list[Block]:
+    return [Heading("VPN / TLS line rate"),
+            Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
+                 "1024-16384 bytes (VPN-sized packets); packet handling costs come on top."),
+            Table(["host"] + [f"{link} Mbit/s" for link in links],
+                  [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found])]
+
+
+def _crypto(found: Found) -> list[Block]:
+    return [Heading("Crypto instructions and the EVP path"),
+            Table(["host", "crypto instructions", "EVP / legacy (aes-cbc)", "verdict"],
+                  [[s.label, " ".join(ins.crypto_instructions) or "none reported",
+                    f"{ins.evp_ratio:.1f}x" if ins.evp_ratio is not None else "-", ins.evp_verdict]
+                   for s, ins in found])]
+
+
+def _handshakes(found: Found) -> list[Block]:
     names = sorted({name for _, ins in found for name in ins.handshakes})
-    blocks.append(Heading("TLS handshakes per second"))
+    blocks: list[Block] = [Heading("TLS handshakes per second")]
     if names:
         blocks.append(Table(["host"] + names, [[s.label] + [
             f"{ins.handshakes[n]:,.0f}" if n in ins.handshakes else "-" for n in names] for s, ins in found]))
@@ -136,33 +184,41 @@ def _answers(series: list[Series], links: Sequence[int]) -> list[Block]:
             blocks.append(Note(" ".join(notes)))
     else:
         blocks.append(Note("No rsa2048 / ecdsap256 sign measurements."))
-    blocks.append(Heading("Per core and all cores"))
-    rows = []
-    for s, ins in found:
-        largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
-        for t in ins.throughput:
-            if t.block_size not in (insights.LINE_BLOCKS[0], largest[t.algorithm, t.api]):
-                continue
-            rows.append([
-                s.label, t.algorithm, t.api or "", t.block_size,
-                fmt_throughput(t.one_core) if t.one_core is not None else "-",
-                f"{fmt_throughput(t.all_cores)} on {t.cores} cores" if t.all_cores is not None else "-",
-                fmt_throughput(t.per_core) if t.per_core is not None and t.all_cores is not None else "-",
-                f"{ins.mhz:,.0f} MHz ({ins.mhz_source})" if ins.mhz else "unknown",
-                _per_mhz(ins.per_mhz(t.one_core)),
-            ])
-    if rows:
-        blocks.append(Table(["host", "algorithm", "api", "block", "1 core", "all cores", "per core (all / N)",
-                             "clock", "1 core per MHz"], rows))
-        blocks.append(Note("Per MHz: one core's throughput divided by the clock it ran at, so boards at different "
-                           "clocks compare fairly (same core type: same figure)."))
-    else:
-        blocks.append(Note("No throughput measurements."))
     return blocks
 
 
-def _per_mhz(bytes_per_second_per_mhz: float | None) -> str:
-    return f"{bytes_per_second_per_mhz / 1e3:,.1f} kB/s" if bytes_per_second_per_mhz is not None else "-"
+def _quoted(ins: insights.HostInsights) -> list[insights.Throughput]:
+    """The throughput rows the per-core and all-core tables quote: 1024 bytes (VPN packets) and the largest block."""
+    largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
+    return [t for t in ins.throughput if t.block_size in (insights.LINE_BLOCKS[0], largest[t.algorithm, t.api])]
+
+
+def _per_core(found: Found) -> list[Block]:
+    rows = [[s.label, t.algorithm, t.api or "", t.block_size, fmt_throughput(t.one_core),
+             f"{fmt_mhz(ins.mhz)} ({ins.mhz_source})" if ins.mhz else "unknown",
+             fmt_per_mhz(ins.per_mhz(t.one_core))]
+            for s, ins in found for t in _quoted(ins) if t.one_core is not None]
+    blocks: list[Block] = [Heading("Per core")]
+    if not rows:
+        return blocks + [Note("No single-thread throughput measurements.")]
+    return blocks + [
+        Table(["host", "algorithm", "api", "block", "1 core", "clock", "1 core per MHz"], rows, ["clock", "api"]),
+        Note("1 core: on a big.LITTLE board, a core of its fastest cluster. Per MHz: one core's throughput divided by "
+             "the clock it ran at, so boards at different clocks compare fairly (same core type: same figure).")]
+
+
+def _all_cores(found: Found) -> list[Block]:
+    rows = [[s.label, t.algorithm, t.api or "", t.block_size, fmt_throughput(t.all_cores), t.cores,
+             fmt_throughput(t.per_core) if t.per_core is not None else "-"]
+            for s, ins in found for t in _quoted(ins) if t.all_cores is not None]
+    blocks: list[Block] = [Heading("All cores")]
+    if not rows:
+        return blocks + [Note("No all-core measurements (sslbench run --threads 1,all).")]
+    return blocks + [
+        Table(["host", "algorithm", "api", "block", "all cores", "cores", "per core (all / N)"], rows,
+              ["per core (all / N)", "api"]),
+        Note("All cores: openssl speed -multi N over every logical CPU; per core = all cores / N, against the 1-core "
+             "figure it shows how well the board scales.")]
 
 
 def _comparison(series: list[Series]) -> list[Block]:
@@ -326,6 +382,24 @@ th { background: #eef; } tr:nth-child(even) td { background: #fafafa; }
 figure { margin: 1em 0; } figcaption { font-size: 0.9em; color: #555; } img { max-width: 100%; }
 p.note { color: #555; font-size: 0.9em; }
 """
+
+
+def render_text(runs: Sequence[Run], view: str = "answers", links: Sequence[int] = insights.DEFAULT_LINKS,
+                width: int | None = None) -> str:
+    """A view (VIEWS) of the report for a terminal: the blocks of the page's sections, tables and notes as text,
+    no plots. width: fit every table and note to it (tables.render); None never cuts."""
+    if view not in VIEWS:
+        raise UserError(f"unknown view '{view}'; choose one of: {', '.join(VIEWS)}")
+    parts = []
+    for block in build(runs, links, (*ALWAYS, *VIEWS[view][0])):
+        if isinstance(block, Heading) and block.level > 1:  # the page's title says nothing a terminal needs
+            lines = textwrap.wrap(block.text, width) if width else [block.text]
+            parts.append("\n".join(lines + ["=" * max(map(len, lines))]))
+        elif isinstance(block, Note):
+            parts.append(textwrap.fill(block.text, width) if width else block.text)
+        elif isinstance(block, Table):
+            parts.append(tables.render(block.headers, block.rows, "table", width, block.drop))
+    return "\n\n".join(parts)
 
 
 def render_html(runs: Sequence[Run], out_path: Path | str, links: Sequence[int] = insights.DEFAULT_LINKS) -> Path:

@@ -4,13 +4,16 @@ Raw logs are always kept, so any run can be parsed again with newer code.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import fnmatch
 import json
 import os
 import re
 import secrets
 import sys
 from pathlib import Path
+from typing import Sequence
 
 from orchestrator.errors import UserError
 from orchestrator.model import SCHEMA_VERSION, HostResult, Run
@@ -166,3 +169,48 @@ def load_all(results: Path) -> list[Run]:
         except UserError as exc:
             print(f"sslbench: skipping {path}: {exc}", file=sys.stderr)
     return runs
+
+
+def hosts_of(runs: Sequence[Run], patterns: Sequence[str]) -> list[Run]:
+    """The runs with only their hosts whose names match one of the shell-style patterns ('rock*', 'pi4'); a run
+    left with none is left out. UserError when no host matches."""
+    picked = [dataclasses.replace(run, hosts=[r for r in run.hosts if _matches(r.host, patterns)]) for run in runs]
+    picked = [run for run in picked if run.hosts]
+    if not picked:
+        raise _no_match(runs, patterns)
+    return picked
+
+
+def latest_of_each_host(runs: Sequence[Run], patterns: Sequence[str] = ()) -> list[Run]:
+    """"Compare my boards": each host's latest result with figures, and its latest result too when that came after
+    (a failure since). `runs` oldest first, as load_all gives them; each run kept holds only the hosts taken from it.
+    patterns: only the hosts matching one of them (hosts_of)."""
+    latest: dict[str, int] = {}  # host -> index of its latest run
+    measured: dict[str, int] = {}  # host -> index of its latest run with figures
+    for index, run in enumerate(runs):
+        for result in run.hosts:
+            if not patterns or _matches(result.host, patterns):
+                latest[result.host] = index
+                if result.measurements:
+                    measured[result.host] = index
+    if not latest:
+        raise _no_match(runs, patterns)
+    taken: dict[int, set[str]] = {}
+    for host, index in latest.items():
+        taken.setdefault(index, set()).add(host)
+        if host in measured:
+            taken.setdefault(measured[host], set()).add(host)
+    return [dataclasses.replace(run, hosts=[r for r in run.hosts if r.host in taken[index]])
+            for index, run in enumerate(runs) if index in taken]
+
+
+def _matches(host: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(host, pattern) for pattern in patterns)
+
+
+def _no_match(runs: Sequence[Run], patterns: Sequence[str]) -> UserError:
+    hosts = sorted({result.host for run in runs for result in run.hosts})
+    if not hosts:
+        return UserError("the runs hold no host")
+    known = ", ".join(hosts[:12]) + (f" and {len(hosts) - 12} more" if len(hosts) > 12 else "")
+    return UserError(f"no host matches {' or '.join(repr(p) for p in patterns)}; the hosts are: {known}")

@@ -1,11 +1,12 @@
 """Units in one place: bytes/s -> MB/s and Mbit/s (decimal: 1 MB = 10^6 bytes, 1 Mbit = 10^6 bits), and the
-helpers that format figures and durations for people (tables, diff, reports, progress, plans).
+helpers that format figures, durations and dates for people (tables, diff, reports, progress, plans, history).
 
 `openssl speed` prints "1000s of bytes per second"; network links are sold in Mbit/s. Decimal units keep
 both comparable: 125 MB/s is exactly 1000 Mbit/s.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import math
 
 MB = 1_000_000  # bytes
@@ -52,6 +53,16 @@ def fmt_throughput(bytes_per_second: float) -> str:
     return f"{fmt_number(mbytes(bytes_per_second))} MB/s ({fmt_number(mbits(bytes_per_second))} Mbit/s)"
 
 
+def fmt_mhz(mhz: float) -> str:
+    """'1,500 MHz'."""
+    return f"{fmt_number(mhz)} MHz"
+
+
+def fmt_per_mhz(bytes_per_second_per_mhz: float | None) -> str:
+    """Throughput per MHz of clock: '10.0 kB/s' (bytes/s per MHz in); '-' when the clock is unknown."""
+    return "-" if bytes_per_second_per_mhz is None else f"{fmt_number(bytes_per_second_per_mhz / 1e3)} kB/s"
+
+
 def fmt_rate(value: float, unit: str = "B/s") -> str:
     """'31.4 MB/s' for throughput (bytes/s in), '3,344 ops/s' for public-key rows."""
     if unit == "B/s":
@@ -79,3 +90,24 @@ def format_eta(seconds: float) -> str:
         return f"{minutes}m{sec:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def _parsed(iso: str) -> _dt.datetime | None:
+    """An ISO 8601 time as stored (run.created: '2026-01-01T12:00:00+00:00'), in UTC; None when it is not one."""
+    try:
+        when = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return None
+    return when.astimezone(_dt.timezone.utc) if when.tzinfo else when
+
+
+def fmt_date(iso: str) -> str:
+    """'2026-01-01' (UTC) of a stored time; the text as is when it is not an ISO time."""
+    when = _parsed(iso)
+    return when.strftime("%Y-%m-%d") if when else iso
+
+
+def fmt_time(iso: str) -> str:
+    """'2026-01-01 12:00' (UTC, to the minute) of a stored time; the text as is when it is not an ISO time."""
+    when = _parsed(iso)
+    return when.strftime("%Y-%m-%d %H:%M") if when else iso

@@ -1,20 +1,38 @@
-"""`sslbench history HOST`: the firmware versions a host was measured under, with dates and run ids."""
+"""`sslbench history HOST`: the firmware versions a host was measured under: per firmware how many runs, the first
+and the last (date and run id); `--runs` lists every run."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
-from orchestrator import diff, store, tables
+from orchestrator import diff, store, tables, terminal
 from orchestrator.errors import UserError
+from orchestrator.units import fmt_date, fmt_time
+
+EPILOG = """\
+examples:
+  sslbench history router                 per firmware: runs, first and last (date, run id)
+  sslbench history router --runs          every run, oldest first, with its firmware
+  sslbench history router --format json   per firmware, every run id too"""
+
+SUMMARY = ["firmware", "runs", "first", "first run", "last", "last run"]
+SUMMARY_DROP = ["first run", "first"]  # a narrow terminal keeps the latest, which `diff --by firmware` compares
+RUNS = ["run", "created", "firmware"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("history", help="list the firmware versions a host was measured under",
-                                   description=__doc__)
+                                   description=__doc__, epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("host", metavar="HOST")
+    parser.add_argument("--runs", action="store_true", help="every run of the host, oldest first, with its firmware")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
-    parser.add_argument("--format", choices=tables.FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--format", choices=tables.FORMATS, default="table",
+                        help="output format (default: table); json lists every run id of each firmware")
+    terminal.add_width_option(parser)
     parser.set_defaults(func=main)
 
 
@@ -23,7 +41,23 @@ def main(args: argparse.Namespace) -> int:
     if not history:
         raise UserError(f"host '{args.host}' has no measurements under {args.results}; "
                         "check the name (it is the inventory name, or --host of `sslbench import`)")
-    headers = ["firmware", "first", "last", "runs"]
-    rows = [[e.label, e.first, e.last, e.run_ids if args.format == "json" else " ".join(e.run_ids)] for e in history]
-    print(tables.render(headers, rows, args.format))
+    width = terminal.output_width(args.width)
+    if args.runs:
+        runs = sorted(((run, entry.label) for entry in history for run, _ in entry.results),
+                      key=lambda item: (item[0].created, store.run_order(item[0].run_id)))  # as firmware_history
+        if args.format == "json":
+            print(json.dumps([dict(zip(RUNS, (run.run_id, run.created, label))) for run, label in runs], indent=2))
+        else:
+            listed = [[run.run_id, fmt_time(run.created), label] for run, label in runs]
+            print(tables.render(RUNS, listed, args.format, width))
+        return 0
+    if args.format == "json":  # every run id, under the keys of before ("runs": the ids) and the summary's
+        records: list[dict[str, Any]] = [
+            {"firmware": e.label, "first": e.first, "last": e.last, "first_run": e.run_ids[0],
+             "last_run": e.run_ids[-1], "run_count": len(e.run_ids), "runs": e.run_ids} for e in history]
+        print(json.dumps(records, indent=2))
+        return 0
+    rows: list[list[Any]] = [[e.label, len(e.run_ids), fmt_date(e.first), e.run_ids[0], fmt_date(e.last),
+                              e.run_ids[-1]] for e in history]
+    print(tables.render(SUMMARY, rows, args.format, width, SUMMARY_DROP))
     return 0

@@ -2,21 +2,44 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import textwrap
 from pathlib import Path
+from typing import TextIO
 
-from orchestrator import store, tables
+from orchestrator import insights, report, store, tables, terminal
 from orchestrator.errors import UserError
+from orchestrator.model import Run
+from orchestrator.units import fmt_time
 
 PAGE_FORMATS = ("html",)  # written by orchestrator/report.py to -o FILE
 
+EPILOG = "views (--view NAME): the sections of the HTML report as terminal tables, without its plots\n" + "\n".join(
+    f"  {name:<13}{about}" for name, (_, about) in report.VIEWS.items()) + """
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+examples:
+  sslbench report                           the latest run (and how many others the store has)
+  sslbench report --all                     compare my boards: the latest run of every host in the store
+  sslbench report --host 'rock*' --view per-core
+  sslbench report RUN_A RUN_B               two runs; a host in both is labelled host @ run-id"""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("report", help="print the comparison table of stored runs",
-                              description="Render stored runs (results/<run-id>/) as a table again.")
+                              description="Render stored runs (results/<run-id>/) as a table again.", epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="run directories or run ids (default: latest)")
     p.add_argument("--format", choices=tables.FORMATS + PAGE_FORMATS, default="table",
                    help="table|markdown|csv|json print tables; html (and markdown with -o) write a report with plots")
     p.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
+    p.add_argument("--all", action="store_true",
+                   help="the latest run of every host in the store, each host labelled by its name")
+    p.add_argument("--host", action="append", metavar="PATTERN",
+                   help="only hosts matching PATTERN (shell-style: 'rock*'); without RUN_DIR, the latest run of each; "
+                        "repeatable")
+    p.add_argument("--view", choices=report.VIEWS, metavar="NAME",
+                   help="print these sections of the HTML report as terminal tables (see views below)")
+    terminal.add_width_option(p)
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="write a report page: one self-contained .html, or .md with the plots as PNGs next to it")
     p.add_argument("--link", default="100,1000", metavar="MBIT,...",
@@ -27,15 +50,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def report_command(args: argparse.Namespace) -> int:
     if args.format == "html" and not args.output:
         raise UserError("--format html writes a page: give -o FILE (e.g. -o report.html)")
-    refs = args.runs or ["latest"]
-    runs = [store.load_run(store.resolve_run(ref, args.results)) for ref in refs]
+    if args.output and args.format not in ("html", "markdown"):
+        raise UserError("-o writes a report page: use it with --format html or --format markdown")
+    if args.view and (args.output or args.format != "table"):
+        raise UserError("--view prints terminal tables: leave out --format and -o (the page with -o has every view)")
+    if args.all and args.runs:
+        raise UserError("--all takes the latest run of each host from the store: give no RUN_DIR")
+    links = insights.parse_links(args.link)
+    # Where a line about what is shown goes: with the tables, unless they are data for a program or a page is written.
+    said = sys.stdout if args.format in ("table", "markdown") and not args.output else sys.stderr
+    every_host = args.all or (args.host and not args.runs)
+    if every_host:
+        runs = store.latest_of_each_host(store.load_all(args.results), args.host or ())
+    else:
+        runs = [store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs or ["latest"]]
+        if args.host:
+            runs = store.hosts_of(runs, args.host)
+        if not args.runs:
+            _say_latest(runs[0], args.results, said, terminal.output_width(args.width, said))
     if args.output:  # orchestrator/report.py: the page with the user's answers, tables and plots
-        from orchestrator import insights, report as pages
-
-        if args.format not in ("html", "markdown"):
-            raise UserError("-o writes a report page: use it with --format html or --format markdown")
-        render = pages.render_html if args.format == "html" else pages.render_markdown
-        print(render(runs, args.output, links=insights.parse_links(args.link)))
+        render = report.render_html if args.format == "html" else report.render_markdown
+        print(render(runs, args.output, links=links))
         return 0
-    print(tables.render_runs(runs, args.format))
+    width = terminal.output_width(args.width)
+    if args.view:
+        print(report.render_text(runs, args.view, links, width))
+    else:
+        print(tables.render_runs(runs, args.format, width, legend=True if every_host else None))
     return 0
+
+
+def _say_latest(run: Run, results: Path, out: TextIO, width: int | None) -> None:
+    """The default shows one run of the store: say which, and how to see every host (one line, or the width's)."""
+    count = len(store.list_runs(results))
+    if count > 1:
+        hosts = f"{len(run.hosts)} host" + ("s" if len(run.hosts) != 1 else "")
+        line = (f"the latest of {count} runs in {results}: {run.run_id} ({fmt_time(run.created)}, {hosts}); "
+                "--all: the latest run of every host")
+        print(textwrap.fill(line, width) if width else line, file=out)

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestrator import bench, fleet, store, tables, workers
+from orchestrator import bench, fleet, store, tables, terminal, workers
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
@@ -29,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--upgrade-openssl", action="store_true",
                    help="install/upgrade OpenSSL with the host's package manager even where it is present")
     p.add_argument("--format", choices=tables.FORMATS, default="table", help="format of the table printed at the end")
+    terminal.add_width_option(p)
     p.set_defaults(func=run_command)
 
 
@@ -63,7 +64,7 @@ def run_command(args: argparse.Namespace) -> int:
             run.matrix["workers"] = {name: {"ssh": w.ssh, "hosts": w.hosts} for name, w in driver.workers.items()}
             run.matrix["host_workers"] = dict(sorted(driver.host_worker.items()))
         fleet.finish_all(collector, interrupt)
-    print(tables.render_runs([run], args.format))
+    print(tables.render_runs([run], args.format, terminal.output_width(args.width)))  # as `sslbench report` prints it
     print_host_summary(run, run_dir)
     if interrupt.requested:
         return interrupt.exit_code

@@ -140,7 +140,8 @@ def test_report_of_hosts_without_results(tmp_path):
     empty = run("x", [HostResult("down", status="unreachable", reason="ssh: timeout")])
     text = report.render_markdown([empty], tmp_path / "e.md").read_text()
     assert "## Hosts that failed" in text and "No host has any measurement" in text
-    assert [c.strip() for c in text.split("| down ")[1].split("|")[1:4]] == ["x", "unreachable", "ssh: timeout"]
+    failed = text.split("## Hosts that failed")[1]
+    assert [c.strip() for c in failed.split("| down ")[1].split("|")[1:4]] == ["x", "unreachable", "ssh: timeout"]
 
 
 def test_openssl_capability_bits_from_cpuinfo_line():

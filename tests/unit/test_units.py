@@ -19,3 +19,11 @@ def test_format_eta():
     assert units.format_eta(4.2) == "5s"  # rounded up
     assert units.format_eta(516) == "8m36s"
     assert units.format_eta(7300) == "2h01m"
+
+
+def test_dates_of_stored_times_in_utc():
+    assert units.fmt_date("2026-03-01T23:30:00+00:00") == "2026-03-01"
+    assert units.fmt_time("2026-03-01T23:30:59+00:00") == "2026-03-01 23:30"
+    assert units.fmt_time("2026-03-02T01:30:00+02:00") == "2026-03-01 23:30"  # said in UTC
+    assert units.fmt_time("2026-03-01T23:30:00Z") == "2026-03-01 23:30"
+    assert units.fmt_date("yesterday") == "yesterday"  # a hand-written run.json: as written
