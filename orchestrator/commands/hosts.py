@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator import fleet, identity, tables, units, workers
+from orchestrator import fleet, identity, tables, terminal, units, workers
 from orchestrator.matrix import HostPlan
 from orchestrator.model import HOST_OK, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
@@ -25,11 +25,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--no-provision", action="store_true", help="plan as `run --no-provision` would")
     p.add_argument("--upgrade-openssl", action="store_true", help="plan as `run --upgrade-openssl` would")
     p.add_argument("--format", choices=tables.FORMATS, default="table")
+    terminal.add_width_option(p)
     p.set_defaults(func=hosts_command)
 
 
 HEADERS = ["host", "status", "os", "cpu", "cpus", "openssl", "package manager", "would install", "cells",
            "unsupported", "ETA", "pinned"]
+DROP = ["unsupported", "package manager", "cpus", "pinned", "cpu"]  # first to go on a narrow terminal
 
 
 def hosts_command(args: argparse.Namespace) -> int:
@@ -44,7 +46,7 @@ def hosts_command(args: argparse.Namespace) -> int:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
         plans = fleet.detect_and_plan(driver, collector, options, no_provision=args.no_provision,
                                       upgrade=args.upgrade_openssl, dry_run=True)
-    text, notes = render_hosts(collector.hosts, plans, args.format)
+    text, notes = render_hosts(collector.hosts, plans, args.format, terminal.output_width(args.width))
     print(text)
     for note in notes:
         print(note, file=sys.stderr)
@@ -52,14 +54,14 @@ def hosts_command(args: argparse.Namespace) -> int:
 
 
 def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]],
-                 fmt: str) -> tuple[str, list[str]]:
+                 fmt: str, width: int | None = None) -> tuple[str, list[str]]:
     """The table of what each host is and would run, and the notes for stderr (`host: note`)."""
     rows = []
     for name, state in hosts.items():
         plan = plans[name][1] if name in plans else None
         r = state.result
         rows.append([
-            name, r.status if r.status == HOST_OK else f"{r.status}: {r.reason}", identity.os_label(r),
+            name, r.status, identity.os_label(r),
             r.cpu.model or r.cpu.arch or "?", state.logical_cpus or "?",
             (r.openssl.version or "?") if state.openssl_path else "missing",
             ", ".join(state.package_managers) or "none",
@@ -68,9 +70,9 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
             units.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
-    notes: list[str] = []
+    notes = [f"{name}: {s.result.status}: {s.result.reason}" for name, s in hosts.items() if s.result.status != HOST_OK]
     for name, (state, plan) in plans.items():
         notes.extend(f"{name}: {note}" for note in plan.notes)
         if not state.openssl_path:
             notes.append(f"{name}: matrix planned for an unknown OpenSSL; it is re-planned after installing")
-    return tables.render(HEADERS, rows, fmt), notes
+    return tables.render(HEADERS, rows, fmt, width, DROP), notes

@@ -48,6 +48,14 @@ def test_hosts_output_of_a_detected_fleet(fmt, golden):
     golden(f"hosts-rig.{fmt}", text + "\n" + "".join(f"stderr: {n}\n" for n in notes))
 
 
+@pytest.mark.parametrize("width", [80, 120])
+def test_hosts_table_fitted_to_a_terminal(width, golden):
+    hosts, plans = detected_fleet()
+    text, _ = render_hosts(hosts, plans, "table", width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    golden(f"hosts-rig-{width}-columns.table", text + "\n")
+
+
 def test_hosts_output_with_a_budget_and_no_provisioning(golden):
     hosts, plans = detected_fleet("--budget", "2m", "--no-provision")
     text, notes = render_hosts(hosts, plans, "table")
