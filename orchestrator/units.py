@@ -75,8 +75,10 @@ def fmt_delta(pct: float | None) -> str:
 
 
 def fmt_p(p: float | None) -> str:
-    """A p-value as benchstat prints it: 'p=0.003'; '' when there is none."""
-    return "" if p is None else f"p={p:.3f}"
+    """A p-value as benchstat prints it: 'p=0.003', 'p<0.001' below that; '' when there is none."""
+    if p is None:
+        return ""
+    return "p<0.001" if p < 0.0005 else f"p={p:.3f}"
 
 
 def format_eta(seconds: float) -> str:
