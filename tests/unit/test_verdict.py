@@ -96,10 +96,13 @@ def test_diff_junit_to_stdout_validates(two_runs, tmp_path, capsys):
     assert ET.parse(path).getroot().get("failures") == "2"
 
 
-def nightly(root: Path, versions: list[str], gcm_levels: list[float]) -> None:
+def nightly(root: Path, versions: list[str], gcm_levels: list[float], board: list[float] | None = None) -> None:
+    """One run a night; `board` scales every cell of a night (a board-wide cause), gcm_levels the gcm cell."""
     for i, (version, level) in enumerate(zip(versions, gcm_levels)):
+        b = board[i] if board else 1.0
         host = HostResult("router", firmware=version, measurements=cells(
-            [level * f for f in (1.0, 1.004, 0.996, 1.002)], [50e6 * f for f in (1.0, 1.004, 0.996, 1.002)], [600] * 4))
+            [b * level * f for f in (1.0, 1.004, 0.996, 1.002)], [b * 50e6 * f for f in (1.0, 1.004, 0.996, 1.002)],
+            [b * 600] * 4))
         save(root, f"202601{i + 1:02d}T000000Z-{i:04x}", f"2026-01-{i + 1:02d}T00:00:00+00:00", [host])
 
 
@@ -124,6 +127,6 @@ def test_trend_fails_on_the_newest_step_only(tmp_path, capsys):
 
 
 def test_trend_fails_when_the_latest_run_drifted(tmp_path):
-    nightly(tmp_path, ["a"] * 9, [100e6] * 8 + [70e6])
+    nightly(tmp_path, ["a"] * 9, [100e6] * 9, board=[1.0] * 8 + [0.7])
     assert cli.main(["trend", "router", "--results", str(tmp_path), "--fail-on-regression", "50"]) == 0
     assert cli.main(["trend", "router", "--results", str(tmp_path), "--fail-on-regression", "5"]) == 3
