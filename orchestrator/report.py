@@ -73,6 +73,8 @@ def series_of(runs: Sequence[Run]) -> list[Series]:
     out = []
     for run, r in results:
         label = r.host if counts[r.host] == 1 else f"{r.host} @ {run.run_id}"
+        if run.source == "reference":  # a published result of a known board (orchestrator/reference)
+            label = f"{r.host} (reference)"
         # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
         cells = host_cells(r, requested_seconds(run))
         out.append(Series(label, run, r, cells, best_core(medians(cells))))

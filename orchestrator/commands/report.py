@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write a report page: one self-contained .html, or .md with the plots as PNGs next to it")
     p.add_argument("--link", default="100,1000", metavar="MBIT,...",
                    help="link speeds (Mbit/s) the report says each host can or cannot carry (default: 100,1000)")
+    p.add_argument("--against", choices=("known",), help="known: show published results of well-known boards "
+                   "beside yours, marked as reference (orchestrator/reference/known/ and `import --reference`)")
     p.set_defaults(func=report_command)
 
 
@@ -29,6 +31,12 @@ def report_command(args: argparse.Namespace) -> int:
         raise UserError("--format html writes a page: give -o FILE (e.g. -o report.html)")
     refs = args.runs or ["latest"]
     runs = [store.load_run(store.resolve_run(ref, args.results)) for ref in refs]
+    notes: list[str] = []
+    if args.against == "known":
+        from orchestrator import reference
+
+        known, notes = reference.known_run(args.results)
+        runs.append(known)
     if args.output:  # orchestrator/report.py: the page with the user's answers, tables and plots
         from orchestrator import insights, report as pages
 
@@ -38,4 +46,6 @@ def report_command(args: argparse.Namespace) -> int:
         print(render(runs, args.output, links=insights.parse_links(args.link)))
         return 0
     print(tables.render_runs(runs, args.format))
+    for note in notes if args.format in ("table", "markdown") else ():
+        print(f"note: {note}")
     return 0
