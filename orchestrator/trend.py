@@ -200,7 +200,7 @@ def trend(runs: Iterable[Run], host: str, keep: Callable[[Key], bool] | None = N
     segments = segments_of(points)
     drifts = [drift for segment in segments for drift in _drifts(segment)]
     for segment in segments:
-        pooled_runs = [p for p in segment.runs if not p.drift and not _flagged(p)] or segment.runs
+        pooled_runs = [p for p in segment.runs if not p.drift and not flagged(p)] or segment.runs
         for point in pooled_runs:
             for key, cell in point.cells.items():
                 pooled = segment.cells.get(key)
@@ -244,7 +244,7 @@ def _drifts(segment: Segment) -> list[Drift]:
     baseline: list[RunPoint] = []
     found: list[tuple[RunPoint, int, float, float, list[Key]]] = []  # run, history, score, delta, cells beyond
     for point in segment.runs:
-        if _flagged(point):
+        if flagged(point):
             continue  # a flagged run: explained by its flags, and no history for the others
         judged = _judge(point, baseline) if len(baseline) >= MIN_HISTORY else None
         if judged is not None and abs(judged[0]) > Z_THRESHOLD:
@@ -268,7 +268,7 @@ def _drifts(segment: Segment) -> list[Drift]:
 _HOST_FLAGS = frozenset(("busy", "throttled", "hot", "cores-offline", "pin-failed"))
 
 
-def _flagged(point: RunPoint) -> bool:
+def flagged(point: RunPoint) -> bool:
     """A run whose host carries a validity flag: neither judged, nor history, nor pooled (while others are)."""
     return any(flag in _HOST_FLAGS for flag in point.host_flags)
 
@@ -278,7 +278,7 @@ def _consecutive(segment: Segment, index: dict[int, int], last_run: str, point: 
     runs = segment.runs
     start = next(i for i, p in enumerate(runs) if p.run_id == last_run)
     between = runs[start + 1:index[id(point)]]
-    return all(p.drift or _flagged(p) for p in between)
+    return all(p.drift or flagged(p) for p in between)
 
 
 def _judge(point: RunPoint, baseline: Sequence[RunPoint]) -> tuple[float, float, list[Key]] | None:
@@ -340,7 +340,7 @@ def drift_sentence(result: Trend, drift: Drift) -> str:
 def legend(result: Trend) -> list[str]:
     lines = []
     for s in result.segments:
-        left = [p for p in s.runs if p.drift or _flagged(p)]
+        left = [p for p in s.runs if p.drift or flagged(p)]
         flags = sorted({f for p in left for f in p.host_flags if f in _HOST_FLAGS})
         out = (f"; {len(left)} left out of the medians and steps"
                + (f" (outside the history, or {' '.join(flags)})" if flags else " (outside the history)")) if left else ""
