@@ -34,7 +34,7 @@ MAX_CELL_PLOTS = 60  # plots per host page; the trend table lists every cell
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 DRIFT_COLOR = "#d62728"  # runs outside their firmware's history: crosses
 FLAGGED_COLOR = "#aaaaaa"  # runs with validity flags (busy, throttled ...): grey dots
-SPARK_WIDTH, SPARK_HEIGHT = 120, 28
+SPARK_WIDTH, SPARK_HEIGHT = 100, 28
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 1em auto; max-width: 96em; padding: 0 1em; color: #222; }
@@ -43,7 +43,7 @@ h1 { border-bottom: 2px solid #446; font-size: 1.5em; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.82em; }
 th, td { border: 1px solid #ccc; padding: 0.15em 0.4em; text-align: left; vertical-align: middle; white-space: nowrap; }
-th { white-space: normal; min-width: 3em; }
+th { white-space: normal; min-width: 3em; } table.wrap td { white-space: normal; } td a { white-space: nowrap; }
 th { background: #eef; } tr.reference td { background: #f3f3f3; color: #555; font-style: italic; }
 td.step { font-weight: bold; } td.down { color: #b00; } td.up { color: #070; }
 ul { padding-left: 1.2em; } li { overflow-wrap: anywhere; }
@@ -125,14 +125,22 @@ def _nav(algorithms: Sequence[str]) -> str:
     return " ".join(links)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = ()) -> str:
-    """Cells are HTML already; a row's class from `classes`."""
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = (), wrap: bool = False
+           ) -> str:
+    """Cells are HTML already; a row's class from `classes`; `wrap`: long text may take several lines."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = []
     for i, row in enumerate(rows):
         css = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
         body.append(f"<tr{css}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    table = '<table class="wrap">' if wrap else "<table>"
+    return f'<div class="scroll">{table}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _without_empty_columns(headers: list[str], rows: list[list[Any]]) -> tuple[list[str], list[list[Any]]]:
+    """The table without the columns that are empty in every row (no flags, no step): narrower on a page."""
+    keep = [i for i in range(len(headers)) if any(str(row[i]).strip() for row in rows)]
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in rows]
 
 
 def _host_page(host: str) -> HostPage:
@@ -144,7 +152,7 @@ def _host_page(host: str) -> HostPage:
     colors = {s.letter: COLORS[i % len(COLORS)] for i, s in enumerate(result.segments)}
     legend = "".join(f'<li><span class="swatch" style="background:{colors[s.letter]}"></span>'
                      f"{html.escape(line)}</li>" for s, line in zip(result.segments, trend.legend(result)))
-    headers, rows = trend.table(result)
+    headers, rows = _without_empty_columns(*trend.table(result))
     body = [f'<p>{html.escape(cpu.model or "CPU unknown")}, {cpu.logical_cpus or "?"} CPUs'
             f'{", " + html.escape(cpu.arch) if cpu.arch else ""}; {result.runs} runs, the latest '
             f"{html.escape(latest_run.created)} ({html.escape(latest_run.run_id)}).</p>",
@@ -228,7 +236,7 @@ def _index(pages: Sequence[HostPage], algorithms: Sequence[str], runs: Sequence[
     latest = max(runs, key=lambda r: (r.created, store.run_order(r.run_id)))
     body = [f"<p>{len(pages)} hosts, {len(runs)} runs, the latest {html.escape(latest.created)}. "
             "Sparklines: the cell's median per run, coloured by firmware.</p>",
-            _table(headers, [page.row for page in pages]),
+            _table(headers, [page.row for page in pages], wrap=True),
             "<h2>Compare across hosts and known boards</h2>",
             "<ul>" + "".join(f'<li><a href="{page_name("compare", a)}">{html.escape(a)}</a></li>'
                              for a in algorithms) + "</ul>"]
