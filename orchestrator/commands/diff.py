@@ -22,7 +22,7 @@ CI: --fail-on-regression PCT exits 3 when any cell is a significant drop (p < 0.
   sslbench diff RUN_A latest --fail-on-regression 5 --format junit -o sslbench.xml"""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "diff", help="compare two runs, or two firmware versions of a host, cell by cell",
         description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import shutil
 from pathlib import Path
+from typing import TypeVar
 
 from orchestrator import gcpause, store
 from orchestrator.cells import Key, key_of
@@ -16,7 +17,7 @@ from orchestrator.errors import UserError
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("import", help="store saved console logs as a run (for diff and history)",
                                    description=__doc__)
     parser.add_argument("logs", nargs="+", metavar="LOG", type=Path, help="saved console session / openssl speed log")
@@ -114,7 +115,10 @@ def merge(host: str, logs: list[ParsedLog], firmware: str | None) -> HostResult:
     )
 
 
-def _first_facts(cls, facts: list):
+_Facts = TypeVar("_Facts", CpuFacts, OsFacts, OpenSSLBuild)
+
+
+def _first_facts(cls: type[_Facts], facts: list[_Facts]) -> _Facts:
     """Field by field, the first log that knows it (one log may have cpuinfo, another `openssl version -a`)."""
     merged = cls()
     for name in merged.__dataclass_fields__:

@@ -9,7 +9,7 @@ from pathlib import Path
 from orchestrator import gcpause, site, store
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("publish", help="write a static site: hosts, trends, plots, comparisons",
                                    description=__doc__)
     parser.add_argument("results", nargs="?", type=Path, default=store.DEFAULT_RESULTS, metavar="RESULTS",

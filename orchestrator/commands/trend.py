@@ -22,7 +22,7 @@ cells is beyond ±{trend.Z_THRESHOLD:g} against at least {trend.MIN_HISTORY} ear
 against its firmware's history, is a significant drop of more than PCT percent."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("trend", help="a host's runs over time: firmware steps and drifts per cell",
                                    description=__doc__, epilog=EPILOG,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
