@@ -62,6 +62,11 @@ REPEATS = 3
 SECONDS = 1
 
 
+def cells_of(cores: int) -> tuple[tuple, ...]:
+    """The cells a board measures: no all-cores cell on a single-core board (`--threads 1,all` runs one there)."""
+    return tuple(c for c in CELLS if c[2] != 0 or cores > 1)
+
+
 @dataclass(frozen=True)
 class PlantedStep:
     host: str
@@ -70,7 +75,7 @@ class PlantedStep:
     factor: float
 
     def cells(self, cores: int) -> list[Key]:
-        return [_key(c, cores) for c in CELLS if c[0] == self.algorithm]
+        return [_key(c, cores) for c in cells_of(cores) if c[0] == self.algorithm]
 
 
 @dataclass(frozen=True)
@@ -171,7 +176,7 @@ def generate(root: Path, runs: int = 500, hosts: int = 20, seed: int = 16) -> Tr
                 slow = rng.uniform(0.85, 0.97)
             offset = rng.gauss(1.0, 0.006) * slow * (drift.factor if drifting and drift else 1.0)
             measurements = []
-            for cell in CELLS:
+            for cell in cells_of(cores):
                 algorithm, api, threads, what, relative = cell
                 key = _key(cell, cores)
                 rate = board[5] * relative * offset * (cores * 0.97 if cell[2] == 0 else 1.0)

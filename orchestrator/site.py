@@ -283,7 +283,8 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
         _plot_bars(bars, f"{label(chart)}", unit, out / "img" / name)
         body.append(f'<figure><img src="img/{name}" width="800" height="{_bars_height(len(bars))}" '
                     f'alt="{html.escape(label(chart))} across hosts"><figcaption>{html.escape(label(chart))}: '
-                    "hosts in colour, known boards in grey (reference)</figcaption></figure>")
+                    + ("hosts in colour, known boards in grey (reference)" if references else "every host")
+                    + "</figcaption></figure>")
     return _write(out / page_name("compare", algorithm), _page(f"{algorithm} across hosts", _nav(algorithms), body))
 
 
