@@ -58,6 +58,13 @@ def sort_key(key: Key) -> tuple[Any, ...]:
     return (algorithm, api or "", operation or "", threads, -1 if block is None else block, cpu or "")
 
 
+def label(key: Key) -> str:
+    """A cell as people name it: 'aes-256-gcm 1024 B evp t1', 'rsa2048 sign t4', 'sha256 16384 B t1 Cortex-A76'."""
+    parts = [key.algorithm, key.operation if key.operation else ("" if key.block_size is None else f"{key.block_size} B"),
+             key.api or "", f"t{key.threads}", key.cpu or ""]
+    return " ".join(part for part in parts if part)
+
+
 @dataclass
 class Cell:
     """A measured cell of one host: its samples and what makes them less comparable."""

@@ -37,6 +37,9 @@ PARTIAL = "partial"
 PARTIAL_CHILDREN = "partial-children"
 ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
 
+# Run.source of the published results of known boards (orchestrator/reference): tables mark their hosts
+REFERENCE = "reference"
+
 # HostResult.status values
 HOST_OK = "ok"
 HOST_UNREACHABLE = "unreachable"
@@ -237,7 +240,7 @@ class Run:
     command: list[str] = field(default_factory=list)
     matrix: dict[str, Any] = field(default_factory=dict)
     hosts: list[HostResult] = field(default_factory=list)
-    source: str = "run"  # "run" (measured by sslbench) or "import" (saved logs)
+    source: str = "run"  # "run" (measured by sslbench), "import" (saved logs) or REFERENCE (known boards)
     schema: int = SCHEMA_VERSION
     # False while `sslbench run` is at work: then each finished host is in its own <host>/host.json (store.py)
     complete: bool = True

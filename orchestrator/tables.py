@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 from orchestrator.cells import record_key
 from orchestrator.errors import UserError
 from orchestrator.insights import LINE_BLOCKS
-from orchestrator.model import ERROR, HOST_OK, OK, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
+from orchestrator.model import ERROR, HOST_OK, OK, REFERENCE, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
 from orchestrator.stats import median
 from orchestrator.units import UNITS, convert, fmt_number, fmt_time
 
@@ -418,8 +418,13 @@ def host_labels(runs: Sequence[Run]) -> dict[tuple[str, str], str]:
     where the host has figures in several of the runs shown (runs_table says once which run each host came from;
     a host that failed is listed with its run)."""
     counts = Counter(result.host for run in runs for result in run.hosts if result.measurements)
-    return {(run.run_id, result.host): result.host if counts[result.host] <= 1 else f"{result.host} @ {run.run_id}"
-            for run in runs for result in run.hosts}
+
+    def label(run: Run, host: str) -> str:
+        if run.source == REFERENCE:  # a published result of a known board (orchestrator/reference)
+            return f"{host} (reference)"
+        return host if counts[host] <= 1 else f"{host} @ {run.run_id}"
+
+    return {(run.run_id, result.host): label(run, result.host) for run in runs for result in run.hosts}
 
 
 def runs_table(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:

@@ -80,6 +80,18 @@ def fmt_value(value: float | None, unit: str, spread: float | None = None) -> st
     return text
 
 
+def fmt_delta(pct: float | None) -> str:
+    """A change in percent with its sign: '-18.0%', '+2.5%'; '-' when there is none."""
+    return "-" if pct is None else f"{pct:+.1f}%"
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value as benchstat prints it: 'p=0.003', 'p<0.001' below that; '' when there is none."""
+    if p is None:
+        return ""
+    return "p<0.001" if p < 0.0005 else f"p={p:.3f}"
+
+
 def format_eta(seconds: float) -> str:
     """'5s', '8m36s', '2h01m' (rounded up)."""
     seconds = int(math.ceil(seconds))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator import diff, gcpause, insights, store, tables
+from orchestrator import diff, gcpause, insights, store, tables, verdict
 from orchestrator.errors import UserError
 
 EPILOG = """\
@@ -15,10 +15,14 @@ examples:
   sslbench diff --host router --by firmware --from 23.05.3 --to 23.05.4
 
 delta is the change of the medians; `~` means not significant (Mann-Whitney U, p >= 0.05, as benchstat);
-significance needs repeats (sslbench run --repeat N, N >= 4) on both sides."""
+significance needs repeats (sslbench run --repeat N, N >= 4) on both sides.
+
+CI: --fail-on-regression PCT exits 3 when any cell is a significant drop (p < 0.05) of more than PCT percent;
+--format junit writes a JUnit XML test case per cell (failed = such a drop), to stdout or to -o FILE.
+  sslbench diff RUN_A latest --fail-on-regression 5 --format junit -o sslbench.xml"""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "diff", help="compare two runs, or two firmware versions of a host, cell by cell",
         description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -29,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="run: RUN_A vs RUN_B (default); firmware: two firmware identities of --host")
     parser.add_argument("--from", dest="from_label", metavar="LABEL", help="old firmware (label or unique part of it)")
     parser.add_argument("--to", dest="to_label", metavar="LABEL", help="new firmware (label or unique part of it)")
-    parser.add_argument("--format", choices=tables.FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--format", choices=tables.FORMATS + ("junit",), default="table",
+                        help="output format (default: table); junit: a test case per cell for CI")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="with --format junit: write the XML here and print the table")
+    parser.add_argument("--fail-on-regression", type=float, metavar="PCT",
+                        help=f"exit {verdict.EXIT_REGRESSION} on a significant drop of more than PCT percent")
     parser.add_argument("--link", default="100,1000", metavar="MBIT,...",
                         help="link speeds in Mbit/s whose VPN/TLS line-rate verdicts to compare (default: 100,1000)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
@@ -44,6 +53,12 @@ def main(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     links = insights.parse_links(args.link)
+    pct = args.fail_on_regression
+    if pct is not None and pct < 0:
+        raise UserError("--fail-on-regression takes a percentage >= 0, like 5")
+    if args.output and args.format != "junit":
+        raise UserError("-o writes the JUnit XML: use it with --format junit")
+    junit, args.format = args.format == "junit", "table" if args.format == "junit" and args.output else args.format
     if args.by == "firmware":
         if args.runs:
             raise UserError("--by firmware compares runs from the store: give --host H, not run directories")
@@ -63,6 +78,13 @@ def _diff(args: argparse.Namespace) -> int:
         rows = diff.diff_runs(old_run, new_run, args.host)
         if args.format in ("table", "markdown"):
             print(f"old = {old_run.run_id}, new = {new_run.run_id}\n")
+    cases = verdict.diff_cases(rows, pct if pct is not None else 0.0)
+    if junit:
+        xml = verdict.junit_xml(cases, "sslbench diff")
+        if not args.output:
+            print(xml, end="")
+            return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0
+        _write(args.output, xml)
     print(diff.render(rows, args.format))
     if args.format in ("table", "markdown"):
         for note in diff.notes(rows):
@@ -71,6 +93,17 @@ def _diff(args: argparse.Namespace) -> int:
         if changes:
             print("\nline rate changes (VPN/TLS crypto, see `sslbench report`):")
             print("\n".join(f"- {line}" for line in changes))
-    return 0
+    if pct is None:
+        return 0
+    if args.format in ("table", "markdown"):
+        print(f"\n{verdict.summary(cases, pct)}")
+    return verdict.EXIT_REGRESSION if verdict.failures(cases) else 0
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 

@@ -10,6 +10,7 @@ import argparse
 import shutil
 from typing import TypeVar
 from pathlib import Path
+from typing import TypeVar
 
 from orchestrator import gcpause, store
 from orchestrator.cells import Key, key_of
@@ -26,10 +27,45 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--firmware", metavar="LABEL", help="firmware label (default: derived from the logs' facts)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
+    known = parser.add_argument_group(
+        "a known board (--reference)", "store one published log as a reference board (shown by `report --against "
+        "known` and `publish`) in <results>/reference/<host>/ instead of a run; --host names it")
+    known.add_argument("--reference", action="store_true", help="the log is a published reference, not a run")
+    known.add_argument("--source", metavar="URL", help="where the log was published (required with --reference)")
+    known.add_argument("--board", help="the board or device, as the source names it (default: --host)")
+    for name, text in (("cpu", "SoC / CPU, cores and clock"), ("arch", "kernel / userland architecture"),
+                       ("openssl", "OpenSSL version, when the log does not print it"),
+                       ("options", "the openssl speed command line as published (-evp or not sets the API)"),
+                       ("clusters", "clusters of unlabelled per-cluster rows, in row order: Cortex-A53,Cortex-A72"),
+                       ("retrieved", "the date the copy was taken (default: today)"), ("notes", "anything else")):
+        known.add_argument(f"--{name}", help=text)
     parser.set_defaults(func=main)
 
 
+def import_reference(args: argparse.Namespace) -> int:
+    from orchestrator import reference
+
+    if len(args.logs) != 1:
+        raise UserError("--reference stores one published log: give exactly one LOG")
+    if not args.source:
+        raise UserError("--reference needs --source URL: a reference figure is only as good as where it came from")
+    fields = {name: getattr(args, name) for name in ("cpu", "arch", "openssl", "options", "clusters", "notes")}
+    entry = reference.entry_of(dict({k: v for k, v in fields.items() if v}, id=args.host, board=args.board or args.host,
+                                    source=args.source, retrieved=args.retrieved or store.utc_now()[:10]),
+                               "sslbench import --reference")
+    run_dir = reference.add(entry, args.logs[0], args.results)
+    run = store.load_run(run_dir)
+    count = sum(len(h.measurements) for h in run.hosts)
+    print(f"stored reference '{entry.id}' ({entry.board}): {count} measurements from {args.logs[0]}")
+    for note in run.matrix.get("notes") or []:
+        print(f"note: {note}")
+    print(run_dir)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
+    if args.reference:
+        return import_reference(args)
     with gcpause.paused():  # thousands of logs are millions of small objects that make no cycles
         run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results)
     run = store.load_run(run_dir)

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from orchestrator import insights, report, store, tables, terminal
+from orchestrator import insights, reference, report, store, tables, terminal
 from orchestrator.errors import UserError
 from orchestrator.model import Run
 from orchestrator.units import fmt_time
@@ -44,6 +44,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="write a report page: one self-contained .html, or .md with the plots as PNGs next to it")
     p.add_argument("--link", default="100,1000", metavar="MBIT,...",
                    help="link speeds (Mbit/s) the report says each host can or cannot carry (default: 100,1000)")
+    p.add_argument("--against", choices=("known",), help="known: show published results of well-known boards "
+                   "beside yours, marked as reference (orchestrator/reference/known/ and `import --reference`)")
     p.set_defaults(func=report_command)
 
 
@@ -68,6 +70,10 @@ def report_command(args: argparse.Namespace) -> int:
             runs = store.hosts_of(runs, args.host)
         if not args.runs:
             _say_latest(runs[0], args.results, said, terminal.output_width(args.width, said))
+    notes: list[str] = []
+    if args.against == "known":
+        known, notes = reference.known_run(args.results)
+        runs.append(known)
     if args.output:  # orchestrator/report.py: the page with the user's answers, tables and plots
         render = report.render_html if args.format == "html" else report.render_markdown
         print(render(runs, args.output, links=links))
@@ -77,6 +83,8 @@ def report_command(args: argparse.Namespace) -> int:
         print(report.render_text(runs, args.view, links, width))
     else:
         print(tables.render_runs(runs, args.format, width, legend=True if every_host else None))
+    for note in notes if args.format in ("table", "markdown") else ():
+        print(f"note: {note}")
     return 0
 
 

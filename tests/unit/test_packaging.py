@@ -18,6 +18,7 @@ def test_wheel_carries_every_playbook_script_and_inventory_file(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {f"orchestrator/{p.relative_to(ROOT)}" for top in ("playbooks", "inventory")
                for p in (ROOT / top).rglob("*") if p.is_file()}
+    shipped |= {f"orchestrator/reference/known/{p.name}" for p in (ROOT / "orchestrator/reference/known").iterdir()}
     assert shipped, "nothing found under playbooks/ and inventory/"
     assert shipped <= names, f"missing from the wheel: {sorted(shipped - names)}"
     assert "orchestrator/parse/speed/__init__.py" in names and "orchestrator/commands/run.py" in names

@@ -1,0 +1,35 @@
+"""`sslbench publish [RESULTS] -o SITE/`: a static site of the store: an index of hosts with sparklines, a page per
+host (trend table, steps, drifts, a plot per cell over time) and a comparison page per algorithm beside the known
+boards. Plain HTML with the PNGs beside it: open SITE/index.html from disk or serve SITE/ with any web server."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from orchestrator import gcpause, site, store
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("publish", help="write a static site: hosts, trends, plots, comparisons",
+                                   description=__doc__)
+    parser.add_argument("results", nargs="?", type=Path, default=store.DEFAULT_RESULTS, metavar="RESULTS",
+                        help="result store (default: results)")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="SITE", help="directory to write")
+    parser.add_argument("--no-known", action="store_true",
+                        help="leave the known boards (orchestrator/reference) out of the comparison pages")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    with gcpause.paused():  # months of runs: 10^5 measurements that make no cycles
+        runs = store.load_all(args.results)
+        known = None
+        if not args.no_known:
+            from orchestrator import reference
+
+            known, notes = reference.known_run(args.results)
+            for note in notes:
+                print(f"note: {note}")
+        pages = site.publish(runs, args.output, known)
+    print(f"wrote {len(pages)} pages to {args.output} (open {args.output / 'index.html'})")
+    return 0

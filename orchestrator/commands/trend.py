@@ -1,0 +1,87 @@
+"""`sslbench trend HOST`: every stored run of a host in time order, grouped by firmware; per cell the medians per
+firmware, the steps between consecutive firmware versions, the largest one named, and runs that fall outside their
+firmware's own history (see orchestrator/trend.py for the rules and thresholds)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from orchestrator import gcpause, store, trend, verdict
+from orchestrator.errors import UserError
+
+EPILOG = f"""\
+examples:
+  sslbench trend router
+  sslbench trend router --algorithm aes-256-gcm --size 1024 --threads 1
+  sslbench trend router --fail-on-regression 5 --format junit -o trend.xml
+
+A step is named when Mann-Whitney U gives p < 0.05 (as diff) and the firmware medians differ by at least
+{trend.STEP_MIN_PCT:g}%; `~` otherwise. A run is outside its firmware's history when the median robust z-score of its
+cells is beyond ±{trend.Z_THRESHOLD:g} against at least {trend.MIN_HISTORY} earlier runs of that firmware.
+--fail-on-regression PCT exits {verdict.EXIT_REGRESSION} when the newest firmware step of a cell, or the newest run
+against its firmware's history, is a significant drop of more than PCT percent."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("trend", help="a host's runs over time: firmware steps and drifts per cell",
+                                   description=__doc__, epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("host", metavar="HOST")
+    parser.add_argument("--algorithm", default="", metavar="NAME,...", help="only these algorithms")
+    parser.add_argument("--api", default="", metavar="evp|legacy|none,...", help="only these APIs")
+    parser.add_argument("--threads", default="", metavar="N,...", help="only these thread counts")
+    parser.add_argument("--size", default="", metavar="BYTES,...", help="only these block sizes")
+    parser.add_argument("--format", choices=trend.FORMATS + ("junit",), default="table",
+                        help="output format (default: table); junit: a test case per cell for CI")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="with --format junit: write the XML here and print the table")
+    parser.add_argument("--fail-on-regression", type=float, metavar="PCT",
+                        help=f"exit {verdict.EXIT_REGRESSION} on a significant drop of more than PCT percent")
+    parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
+                        help="result store (default: results)")
+    parser.set_defaults(func=main)
+
+
+def _words(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _numbers(text: str, option: str) -> list[int]:
+    try:
+        return [int(part) for part in _words(text)]
+    except ValueError:
+        raise UserError(f"{option} takes whole numbers separated by commas (got '{text}')") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    pct = args.fail_on_regression
+    if pct is not None and pct < 0:
+        raise UserError("--fail-on-regression takes a percentage >= 0, like 5")
+    if args.output and args.format != "junit":
+        raise UserError("-o writes the JUnit XML: use it with --format junit")
+    keep = trend.cell_filter(_words(args.algorithm), _words(args.api), _numbers(args.threads, "--threads"),
+                             _numbers(args.size, "--size"))
+    with gcpause.paused():  # months of runs are 10^5 measurements that make no cycles
+        result = trend.trend(store.load_all(args.results), args.host, keep)
+    cases = verdict.trend_cases(result, pct if pct is not None else 0.0)
+    if args.format == "junit":
+        xml = verdict.junit_xml(cases, f"sslbench trend {args.host}")
+        if args.output:
+            _write(args.output, xml)
+            print(trend.render(result, "table"))
+        else:
+            print(xml, end="")
+    else:
+        print(trend.render(result, args.format))
+    if pct is None:
+        return 0
+    if args.format in ("table", "markdown") or args.output:
+        print(f"\n{verdict.summary(cases, pct)}")
+    return verdict.EXIT_REGRESSION if verdict.failures(cases) else 0
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None

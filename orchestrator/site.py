@@ -1,0 +1,373 @@
+"""`sslbench publish`: a static site of a result store, no server needed (file:// or any static web server).
+
+- index.html: every host (board, CPU, firmware, last run, steps and drifts) with a sparkline per headline cell;
+- host-<host>.html: the host's trend (trend.py: medians per firmware, steps, drifts) and a plot per cell over
+  time, coloured by firmware, firmware changes and named steps marked, drifting runs crossed;
+- compare-<algorithm>.html: every host's figures under its latest firmware beside the known boards
+  (orchestrator/reference), marked as reference, and a bar chart.
+
+Pages are self-contained HTML (inline CSS, sparklines as inline SVG); plots are PNGs beside them in img/.
+Hosts are rendered in forked worker processes on every CPU (each computes its trend and draws its plots).
+"""
+from __future__ import annotations
+
+import html
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from orchestrator import store, trend
+from orchestrator.cells import Key, best_core, host_cells, label, medians, sort_key
+from orchestrator.errors import UserError
+from orchestrator.model import Run
+from orchestrator.units import fmt_delta, fmt_rate, mbytes
+
+HEADLINE = (  # the cells the index shows a sparkline of, where a host has them
+    Key("aes-256-gcm", "evp", None, 1, 1024), Key("chacha20-poly1305", "evp", None, 1, 1024),
+    Key("sha256", "evp", None, 1, 16384), Key("rsa2048", None, "sign", 1, None),
+)
+COMPARE_BLOCKS = (16384, 8192, 1024)  # the bar chart of a comparison page: single-thread figures at this block
+MAX_CELL_PLOTS = 60  # plots per host page; the trend table lists every cell
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+DRIFT_COLOR = "#d62728"  # runs outside their firmware's history: crosses
+FLAGGED_COLOR = "#aaaaaa"  # runs with validity flags (busy, throttled ...): grey dots
+SPARK_WIDTH, SPARK_HEIGHT = 100, 28
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 1em auto; max-width: 96em; padding: 0 1em; color: #222; }
+nav { margin-bottom: 1em; line-height: 1.8; } nav a { margin-right: 1em; }
+h1 { border-bottom: 2px solid #446; font-size: 1.5em; overflow-wrap: anywhere; } h2 { color: #334; font-size: 1.2em; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.82em; }
+th, td { border: 1px solid #ccc; padding: 0.15em 0.4em; text-align: left; vertical-align: middle; white-space: nowrap; }
+th { white-space: normal; min-width: 3em; } table.wrap td { white-space: normal; } td a { white-space: nowrap; }
+th { background: #eef; } tr.reference td { background: #f3f3f3; color: #555; font-style: italic; }
+td.step { font-weight: bold; } td.down { color: #b00; } td.up { color: #070; }
+ul { padding-left: 1.2em; } li { overflow-wrap: anywhere; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 34em), 1fr)); gap: 1em; }
+figure { margin: 0; } figcaption { font-size: 0.85em; color: #555; overflow-wrap: anywhere; }
+img { max-width: 100%; height: auto; } .swatch { display: inline-block; width: 0.9em; height: 0.9em;
+  margin-right: 0.3em; vertical-align: middle; } p.note { color: #555; font-size: 0.9em; overflow-wrap: anywhere; }
+"""
+
+
+@dataclass
+class HostPage:
+    """What a worker returns for one host: its page, its index row, its latest figures for the comparisons."""
+
+    host: str
+    file: str
+    html: str
+    row: list[str]  # index cells, HTML
+    latest: dict[Key, float]  # medians under the latest firmware, best cluster per cell
+    unit: dict[Key, str] = field(default_factory=dict)
+
+
+def publish(runs: Sequence[Run], out: Path, known: Run | None = None, jobs: int | None = None) -> list[Path]:
+    """Write the site under `out`; returns the pages written."""
+    hosts = sorted({h.host for run in runs for h in run.hosts if h.measurements})
+    if not hosts:
+        raise UserError("no host of the store has any measurement: nothing to publish")
+    try:
+        (out / "img").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
+    global _RUNS, _OUT, _HEADLINE
+    _RUNS, _OUT = list(runs), out
+    seen = {key for run in runs[-5:] for h in run.hosts for key in host_cells(h)}
+    _HEADLINE = [key for key in HEADLINE if key in seen]
+    jobs = min(jobs or _cpus(), len(hosts))
+    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            pages = list(pool.map(_host_page, hosts))
+    else:
+        pages = [_host_page(host) for host in hosts]
+    written = [out / page.file for page in pages]
+    algorithms = sorted({key.algorithm for page in pages for key in page.latest})
+    references = _reference_values(known)
+    for algorithm in algorithms:
+        written.append(_compare_page(out, algorithm, algorithms, pages, references))
+    written.append(_write(out / "index.html", _index(pages, algorithms, runs)))
+    return written
+
+
+_RUNS: list[Run] = []
+_OUT = Path(".")
+_HEADLINE: list[Key] = []
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def page_name(kind: str, name: str) -> str:
+    return f"{kind}-{store.safe_name(name)}.html"
+
+
+# ---- pages -------------------------------------------------------------------------------------------------
+
+def _page(title: str, nav: str, body: list[str]) -> str:
+    return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+                      '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                      f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+                      f"<nav>{nav}</nav>", f"<h1>{html.escape(title)}</h1>", *body, "</body></html>"])
+
+
+def _nav(algorithms: Sequence[str]) -> str:
+    links = ['<a href="index.html">all hosts</a>']
+    links += [f'<a href="{page_name("compare", a)}">{html.escape(a)}</a>' for a in algorithms]
+    return " ".join(links)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = (), wrap: bool = False
+           ) -> str:
+    """Cells are HTML already; a row's class from `classes`; `wrap`: long text may take several lines."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = []
+    for i, row in enumerate(rows):
+        css = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
+        body.append(f"<tr{css}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
+    table = '<table class="wrap">' if wrap else "<table>"
+    return f'<div class="scroll">{table}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _without_empty_columns(headers: list[str], rows: list[list[Any]]) -> tuple[list[str], list[list[Any]]]:
+    """The table without the columns that are empty in every row (no flags, no step): narrower on a page."""
+    keep = [i for i in range(len(headers)) if any(str(row[i]).strip() for row in rows)]
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
+
+def _host_page(host: str) -> HostPage:
+    result = trend.trend(_RUNS, host)
+    file = page_name("host", host)
+    latest_run = result.segments[-1].runs[-1]
+    facts = next(h for run in reversed(_RUNS) for h in run.hosts if h.host == host and h.measurements)
+    cpu = facts.cpu
+    colors = {s.letter: COLORS[i % len(COLORS)] for i, s in enumerate(result.segments)}
+    legend = "".join(f'<li><span class="swatch" style="background:{colors[s.letter]}"></span>'
+                     f"{html.escape(line)}</li>" for s, line in zip(result.segments, trend.legend(result)))
+    headers, rows = _without_empty_columns(*trend.table(result))
+    body = [f'<p>{html.escape(cpu.model or "CPU unknown")}, {cpu.logical_cpus or "?"} CPUs'
+            f'{", " + html.escape(cpu.arch) if cpu.arch else ""}; {result.runs} runs, the latest '
+            f"{html.escape(latest_run.created)} ({html.escape(latest_run.run_id)}).</p>",
+            "<h2>Firmware versions</h2>", f"<ul>{legend}</ul>", "<h2>Cells</h2>",
+            _table(headers, [[html.escape(str(v)) for v in row] for row in rows]),
+            f'<p class="note">Medians per firmware; a step is named when Mann-Whitney U gives p &lt; 0.05 and the '
+            f"medians differ by at least {trend.STEP_MIN_PCT:g}% (~ otherwise). Runs outside their firmware's "
+            f"history (median robust z beyond ±{trend.Z_THRESHOLD:g}) and runs with validity flags are left out of "
+            "the medians and steps.</p>"]
+    named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0))  # type: ignore[union-attr]
+    body.append("<h2>Steps</h2>")
+    body.append("<ul>" + "".join(f"<li>{html.escape(trend.step_sentence(result, c, c.largest))}</li>"
+                                 for c in named if c.largest) + "</ul>" if named else "<p>No step.</p>")
+    body.append("<h2>Runs outside their firmware's history</h2>")
+    body.append("<ul>" + "".join(f"<li>{html.escape(trend.drift_sentence(result, d))}</li>"
+                                 for d in result.drifts) + "</ul>" if result.drifts else "<p>None.</p>")
+    body.append("<h2>Plots</h2>")
+    figures = []
+    img_dir = _OUT / "img" / store.safe_name(host)
+    img_dir.mkdir(parents=True, exist_ok=True)
+    for cell in result.cells[:MAX_CELL_PLOTS]:
+        name = f"{store.safe_name(label(cell.key))}.png"
+        _plot_cell(result, cell, colors, img_dir / name)
+        src = f"img/{store.safe_name(host)}/{name}"
+        figures.append(f'<figure><img src="{html.escape(src)}" width="640" height="240" '
+                       f'alt="{html.escape(label(cell.key))} over time"><figcaption>{html.escape(label(cell.key))}'
+                       "</figcaption></figure>")
+    body.append(f'<div class="plots">{"".join(figures)}</div>')
+    if len(result.cells) > MAX_CELL_PLOTS:
+        body.append(f'<p class="note">Plots of the first {MAX_CELL_PLOTS} of {len(result.cells)} cells.</p>')
+    algorithms = sorted({c.key.algorithm for c in result.cells})
+    page = _page(f"{host}: trend", _nav(algorithms), body)
+    (_OUT / file).write_text(page, encoding="utf-8")
+    latest = {c.key: g.median for c in result.cells for g in [c.groups[-1]] if g is not None and g.median is not None}
+    units = {c.key: c.unit for c in result.cells}
+    sparks = [_sparkline(result, key, colors) if key in units else "" for key in _HEADLINE]
+    last = result.segments[-1]
+    row = [f'<a href="{file}">{html.escape(host)}</a>', html.escape(cpu.model or ""),
+           html.escape(f"{cpu.logical_cpus or '?'} × {cpu.arch or '?'}"), html.escape(last.short),
+           html.escape(latest_run.created[:16].replace("T", " ")), str(result.runs),
+           str(sum(1 for c in result.cells if c.largest)), str(len(result.drifts)), *sparks]
+    return HostPage(host, file, page, row, best_core(latest), units)
+
+
+def _series(result: trend.Trend, key: Key) -> list[tuple[int, float, str, bool, bool]]:
+    """(run index, median in that run, segment letter, outside its history, validity-flagged) of the runs that
+    measured the cell."""
+    out = []
+    index = 0
+    for segment in result.segments:
+        for point in segment.runs:
+            value = point.values.get(key)
+            if value is not None:
+                flagged = bool(point.cells[key].flags) or trend.flagged(point)
+                out.append((index, value, segment.letter, point.drift, flagged))
+            index += 1
+    return out
+
+
+def _sparkline(result: trend.Trend, key: Key, colors: dict[str, str]) -> str:
+    points = _series(result, key)
+    if len(points) < 2:
+        return ""
+    low, high = min(p[1] for p in points), max(p[1] for p in points)
+    span = (high - low) or 1.0
+    last_x = points[-1][0] or 1
+    def xy(p: tuple[int, float, str, bool, bool]) -> str:
+        return f"{1 + p[0] / last_x * (SPARK_WIDTH - 2):.1f},{SPARK_HEIGHT - 2 - (p[1] - low) / span * (SPARK_HEIGHT - 4):.1f}"
+    lines = []
+    for letter in dict.fromkeys(p[2] for p in points):
+        part = " ".join(xy(p) for p in points if p[2] == letter)
+        lines.append(f'<polyline fill="none" stroke="{colors[letter]}" stroke-width="1.2" points="{part}"/>')
+    title = html.escape(f"{label(key)}: {fmt_rate(points[-1][1], 'B/s' if key.operation is None else 'ops/s')} now")
+    return (f'<svg width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}" '
+            f'role="img" aria-label="{title}"><title>{title}</title>{"".join(lines)}</svg>')
+
+
+def _index(pages: Sequence[HostPage], algorithms: Sequence[str], runs: Sequence[Run]) -> str:
+    headers = ["host", "board / CPU", "CPUs", "firmware", "last run (UTC)", "runs", "steps", "drifts",
+               *[label(key) for key in _HEADLINE]]
+    latest = max(runs, key=lambda r: (r.created, store.run_order(r.run_id)))
+    body = [f"<p>{len(pages)} hosts, {len(runs)} runs, the latest {html.escape(latest.created)}. "
+            "Sparklines: the cell's median per run, coloured by firmware.</p>",
+            _table(headers, [page.row for page in pages], wrap=True),
+            "<h2>Compare across hosts and known boards</h2>",
+            "<ul>" + "".join(f'<li><a href="{page_name("compare", a)}">{html.escape(a)}</a></li>'
+                             for a in algorithms) + "</ul>"]
+    return _page("sslbench: every host", _nav(algorithms), body)
+
+
+# ---- comparisons -------------------------------------------------------------------------------------------
+
+def _reference_values(known: Run | None) -> dict[str, dict[Key, float]]:
+    if known is None:
+        return {}
+    return {h.host: best_core(medians(host_cells(h))) for h in known.hosts}
+
+
+def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: Sequence[HostPage],
+                  references: dict[str, dict[Key, float]]) -> Path:
+    rows_of: list[tuple[str, dict[Key, float], bool]] = [
+        (p.host, {k: v for k, v in p.latest.items() if k.algorithm == algorithm}, False) for p in pages]
+    rows_of += [(f"{name} (reference)", {k: v for k, v in values.items() if k.algorithm == algorithm}, True)
+                for name, values in references.items()]
+    rows_of = [r for r in rows_of if r[1]]
+    keys = sorted({k for _, values, _ in rows_of for k in values}, key=sort_key)
+    unit = "B/s" if keys and keys[0].operation is None else "ops/s"
+    links = {p.host: p.file for p in pages}
+    body = [f"<p>Each host's medians under its latest firmware (one core: the best cluster of a big.LITTLE board) "
+            f"beside published results of known boards, marked as reference (their sources: "
+            f"orchestrator/reference/known/boards.toml).</p>"]
+    for api, threads in dict.fromkeys((k.api, k.threads) for k in keys):
+        group = [k for k in keys if (k.api, k.threads) == (api, threads)]
+        rows, classes = [], []
+        for name, values, is_reference in rows_of:
+            if not any(k in values for k in group):
+                continue
+            first = html.escape(name) if is_reference else f'<a href="{links[name]}">{html.escape(name)}</a>'
+            rows.append([first] + [html.escape(fmt_rate(values[k], unit)) if k in values else "" for k in group])
+            classes.append("reference" if is_reference else "")
+        columns = [k.operation or f"{k.block_size} B" for k in group]
+        body.append(f"<h2>{html.escape(' '.join(p for p in (algorithm, api or '', f't{threads}') if p))}</h2>")
+        body.append(_table(["host", *columns], rows, classes))
+    chart = _chart_key(keys)
+    if chart is not None:
+        name = f"compare-{store.safe_name(algorithm)}.png"
+        bars = sorted(((n, v[chart], r) for n, v, r in rows_of if chart in v), key=lambda b: -b[1])
+        _plot_bars(bars, f"{label(chart)}", unit, out / "img" / name)
+        body.append(f'<figure><img src="img/{name}" width="800" height="{_bars_height(len(bars))}" '
+                    f'alt="{html.escape(label(chart))} across hosts"><figcaption>{html.escape(label(chart))}: '
+                    + ("hosts in colour, known boards in grey (reference)" if references else "every host")
+                    + "</figcaption></figure>")
+    return _write(out / page_name("compare", algorithm), _page(f"{algorithm} across hosts", _nav(algorithms), body))
+
+
+def _chart_key(keys: Sequence[Key]) -> Key | None:
+    single = [k for k in keys if k.threads == 1 and k.cpu is None]
+    for block in COMPARE_BLOCKS:
+        for api in ("evp", None, "legacy"):
+            for k in single:
+                if k.block_size == block and k.api == api:
+                    return k
+    return single[0] if single else (keys[0] if keys else None)
+
+
+# ---- plots -------------------------------------------------------------------------------------------------
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=80)
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _plot_cell(result: trend.Trend, cell: trend.CellTrend, colors: dict[str, str], path: Path) -> None:
+    points = _series(result, cell.key)
+    scale = mbytes if cell.unit == "B/s" else (lambda v: v)
+    figure = _figure(8, 3)
+    ax = figure.add_axes((0.09, 0.14, 0.89, 0.76))
+    for letter in dict.fromkeys(p[2] for p in points):
+        mine = [p for p in points if p[2] == letter and not p[3] and not p[4]]
+        ax.plot([p[0] for p in mine], [scale(p[1]) for p in mine], ".", color=colors[letter], markersize=4)
+    flagged = [p for p in points if p[4] and not p[3]]
+    if flagged:
+        ax.plot([p[0] for p in flagged], [scale(p[1]) for p in flagged], ".", color=FLAGGED_COLOR, markersize=4)
+    drifted = [p for p in points if p[3]]
+    if drifted:
+        ax.plot([p[0] for p in drifted], [scale(p[1]) for p in drifted], "x", color=DRIFT_COLOR, markersize=5)
+    start = 0
+    ticks, names = [], []
+    for i, segment in enumerate(result.segments):
+        if i:
+            ax.axvline(start - 0.5, color="#888", linewidth=0.8, linestyle="--")
+            step = cell.steps[i - 1]
+            if step is not None and step.named:
+                ax.annotate(fmt_delta(step.delta_pct), (start - 0.5, 1.0), xycoords=("data", "axes fraction"),
+                            xytext=(3, -12), textcoords="offset points", color="#b00" if (step.delta_pct or 0) < 0
+                            else "#070", fontsize=9, fontweight="bold")
+        ticks.append(start + len(segment.runs) / 2)
+        names.append(segment.letter)
+        start += len(segment.runs)
+    ax.set_xticks(ticks, names)
+    ax.set_xlim(-1, max(start, 1))
+    ax.set_ylabel("MB/s" if cell.unit == "B/s" else "ops/s", fontsize=9)
+    ax.set_title(label(cell.key), fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.tick_params(labelsize=8)
+    figure.savefig(path, format="png")
+
+
+def _bars_height(count: int) -> int:
+    return int(80 * max(2.0, 0.3 * count + 1.0))
+
+
+def _plot_bars(bars: Sequence[tuple[str, float, bool]], title: str, unit: str, path: Path) -> None:
+    scale = mbytes if unit == "B/s" else (lambda v: v)
+    figure = _figure(10, _bars_height(len(bars)) / 80)
+    ax = figure.add_axes((0.3, 0.1, 0.66, 0.82))
+    positions = list(range(len(bars)))[::-1]
+    ax.barh(positions, [scale(v) for _, v, _ in bars], color=["#bbb" if r else COLORS[0] for *_, r in bars],
+            hatch=None)
+    ax.set_yticks(positions, [name for name, _, _ in bars], fontsize=8)
+    ax.set_xscale("log")  # a MIPS router and an x86 mini PC differ a thousandfold
+    ax.set_xlabel(("MB/s" if unit == "B/s" else "ops/s") + " (log scale)", fontsize=9)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    figure.savefig(path, format="png")
+
+
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+

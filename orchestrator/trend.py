@@ -1,0 +1,471 @@
+"""A host's stored runs over months: firmware steps and drifts within one firmware, cell by cell.
+
+Every run of the host, in time order, is cut into **segments**: consecutive runs under one firmware identity
+(identity.firmware_label; a return to an older firmware is a segment of its own). Per cell (cells.Key):
+
+- the **median** of each segment, over the samples of its runs pooled (as `diff --by firmware` pools them);
+- the **step** between consecutive segments: stats.compare, the Mann-Whitney U test and benchstat verdict that
+  `diff` uses (p < 0.05, `~` otherwise). A step is **named** only when it is significant *and* the medians differ
+  by at least STEP_MIN_PCT: a store of months holds hundreds of cells × firmware changes, and at alpha 0.05 one
+  test in twenty is "significant" by chance, while a chance difference of the medians of whole firmware
+  segments stays far below a few percent (the same idea as airspeed velocity's `--factor`). Below it the step
+  is shown as `~` and the JSON keeps its delta, p and `significant`.
+- the **largest named step**, one sentence: "aes-256-gcm 1024 B evp t1: -18.0% at 23.05.3 → 23.05.4 (p=0.003)".
+
+**Drifts** (same firmware, figures moving: thermal paste drying, a failing power supply, a kernel module loaded):
+each run is judged against the earlier runs of its segment (its firmware's own history). Per cell, the run's
+median gets a robust z-score against that history: z = (value - median) / scale with scale = 1.4826 × MAD (the
+MAD scaled to a standard deviation), at least MIN_SCALE_PCT of the median (openssl's rounded figures can make the
+MAD 0). The run's score is the median z over its cells (a board-wide cause moves every cell; one cell's noise
+does not move the median). |score| > Z_THRESHOLD (3.5, Iglewicz and Hoaglin's outlier rule for modified
+z-scores) with at least MIN_HISTORY earlier runs marks the run as outside its history; consecutive such runs
+in one direction are one drift. Runs outside their history stay out of later runs' history and out of the
+step tests (a step is about firmware, a drift about the board). Runs or cells carrying validity flags (busy,
+throttled ... see docs/trust.md) are neither judged nor part of a history: their flags already explain them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from orchestrator import identity, stats, store, tables
+from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, sort_key
+from orchestrator.errors import UserError
+from orchestrator.model import HostResult, Run
+from orchestrator.units import fmt_delta, fmt_p, fmt_rate
+
+STEP_MIN_PCT = 3.0  # a significant step smaller than this is shown as ~ (see the module docstring)
+Z_THRESHOLD = 3.5  # robust z-score beyond which a run is outside its firmware's history
+MIN_HISTORY = 5  # earlier runs of the same firmware a run is judged against, at least
+MIN_SCALE_PCT = 1.0  # the robust scale is at least this share of the history's median
+MAD_TO_SIGMA = 1.4826  # MAD x this estimates the standard deviation of normal noise
+
+
+@dataclass
+class RunPoint:
+    """One run of the host: its cells and each cell's median in that run."""
+
+    run_id: str
+    created: str
+    firmware: str
+    cells: dict[Key, Cell]
+    values: dict[Key, float]
+    host_flags: list[str]
+    drift: bool = False  # outside its firmware's history (set by the drift pass)
+
+
+@dataclass
+class Segment:
+    """Consecutive runs under one firmware: their samples pooled per cell."""
+
+    letter: str
+    label: str
+    short: str
+    runs: list[RunPoint]
+    cells: dict[Key, Cell] = field(default_factory=dict)  # pooled over the runs not marked as drift
+
+    @property
+    def first(self) -> str:
+        return self.runs[0].created
+
+    @property
+    def last(self) -> str:
+        return self.runs[-1].created
+
+
+@dataclass
+class GroupCell:
+    median: float | None
+    n: int
+    spread_pct: float | None
+    flags: list[str]
+
+
+@dataclass
+class Step:
+    """The change of one cell from a segment to the next."""
+
+    old: str  # segment letters
+    new: str
+    delta_pct: float | None
+    p_value: float | None
+    significant: bool | None
+    named: bool  # significant and at least STEP_MIN_PCT
+
+
+@dataclass
+class CellTrend:
+    key: Key
+    unit: str
+    groups: list[GroupCell | None]  # per segment; None where the cell was not measured
+    steps: list[Step | None]  # between segment i and i+1; None where a side has no figure
+    largest: Step | None  # the largest named step
+
+    @property
+    def flags(self) -> list[str]:
+        return sorted({flag for group in self.groups if group for flag in group.flags})
+
+
+@dataclass
+class Drift:
+    """Consecutive runs of one firmware outside that firmware's history, in one direction."""
+
+    segment: str  # letter
+    first_run: str
+    first: str  # created
+    last_run: str
+    last: str
+    runs: int
+    history: int  # earlier runs the first one was judged against
+    score: float  # median z of the first run
+    delta_pct: float  # median change of the cells of the first run against their history medians
+    cells: list[Key]  # cells of the first run beyond Z_THRESHOLD themselves
+
+
+@dataclass
+class Trend:
+    host: str
+    segments: list[Segment]
+    cells: list[CellTrend]
+    drifts: list[Drift]
+
+    @property
+    def runs(self) -> int:
+        return sum(len(s.runs) for s in self.segments)
+
+
+# ---- building ----------------------------------------------------------------------------------------------
+
+def host_points(runs: Iterable[Run], host: str) -> list[RunPoint]:
+    """The host's runs with measurements, oldest first (by `created`, then the time in the run id)."""
+    points = []
+    for run in sorted(runs, key=lambda r: (r.created, store.run_order(r.run_id))):
+        for result in run.hosts:
+            if result.host == host and result.measurements:
+                points.append(_point(run, result))
+    return points
+
+
+def _point(run: Run, result: HostResult) -> RunPoint:
+    cells = host_cells(result, requested_seconds(run))
+    values = {key: stats.median(cell.samples) for key, cell in cells.items() if cell.samples}
+    return RunPoint(run.run_id, run.created, identity.firmware_label(result), cells, values, list(result.flags))
+
+
+def segments_of(points: Sequence[RunPoint]) -> list[Segment]:
+    segments: list[Segment] = []
+    for point in points:
+        if segments and segments[-1].label == point.firmware:
+            segments[-1].runs.append(point)
+        else:
+            segments.append(Segment(_letter(len(segments)), point.firmware, "", [point]))
+    shorts = short_labels([s.label for s in segments])
+    for segment in segments:
+        segment.short = shorts[segment.label]
+    return segments
+
+
+def _letter(index: int) -> str:
+    """A, B, ... Z, AA, AB ..."""
+    text = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        text = chr(ord("A") + rest) + text
+    return text
+
+
+def short_labels(labels: Sequence[str]) -> dict[str, str]:
+    """Each firmware label's first part ('OpenWrt 23.05.3 r23809-…' of '… · Linux … · OpenSSL …') where that
+    part tells the host's labels apart, else the whole label."""
+    distinct = list(dict.fromkeys(labels))
+    heads = {lab: lab.split(" · ")[0] for lab in distinct}
+    if len(set(heads.values())) == len(distinct):
+        return heads
+    return {lab: lab for lab in distinct}
+
+
+def trend(runs: Iterable[Run], host: str, keep: Callable[[Key], bool] | None = None) -> Trend:
+    """The host's trend; `keep` selects the cells (the command's --algorithm/--api/--threads/--size)."""
+    points = host_points(runs, host)
+    if not points:
+        raise UserError(f"no stored measurements of host '{host}'; check the name with `sslbench history {host}`")
+    if keep is not None:
+        for point in points:
+            point.cells = {k: c for k, c in point.cells.items() if keep(k)}
+            point.values = {k: v for k, v in point.values.items() if k in point.cells}
+        if not any(point.cells for point in points):
+            raise UserError(f"no cell of host '{host}' matches the filters")
+    segments = segments_of(points)
+    drifts = [drift for segment in segments for drift in _drifts(segment)]
+    for segment in segments:
+        pooled_runs = [p for p in segment.runs if not p.drift and not flagged(p)] or segment.runs
+        for point in pooled_runs:
+            for key, cell in point.cells.items():
+                pooled = segment.cells.get(key)
+                if pooled is None:
+                    pooled = segment.cells[key] = Cell(unit=cell.unit)
+                pooled.samples.extend(cell.samples)
+                pooled.flags.update(cell.flags)
+    keys = sorted({key for segment in segments for key in segment.cells}, key=sort_key)
+    return Trend(host, segments, [_cell_trend(key, segments) for key in keys], drifts)
+
+
+def _cell_trend(key: Key, segments: Sequence[Segment]) -> CellTrend:
+    groups: list[GroupCell | None] = []
+    unit = "B/s"
+    for segment in segments:
+        cell = segment.cells.get(key)
+        if cell is None:
+            groups.append(None)
+            continue
+        unit = cell.unit
+        summary = stats.summarize(cell.samples) if cell.samples else None
+        groups.append(GroupCell(summary.median if summary else None, summary.n if summary else 0,
+                                summary.spread_pct if summary and summary.n > 1 else None, sorted(cell.flags)))
+    steps: list[Step | None] = []
+    for old, new in zip(segments, segments[1:]):
+        a, b = old.cells.get(key), new.cells.get(key)
+        if a is None or b is None or not a.samples or not b.samples:
+            steps.append(None)
+            continue
+        comparison = stats.compare(a.samples, b.samples)
+        delta = comparison.delta_pct
+        named = bool(comparison.significant) and delta is not None and abs(delta) >= STEP_MIN_PCT
+        steps.append(Step(old.letter, new.letter, delta, comparison.p_value, comparison.significant, named))
+    named_steps = [s for s in steps if s is not None and s.named]
+    largest = max(named_steps, key=lambda s: abs(s.delta_pct or 0.0)) if named_steps else None
+    return CellTrend(key, unit, groups, steps, largest)
+
+
+def _drifts(segment: Segment) -> list[Drift]:
+    """Mark the segment's runs outside their history (RunPoint.drift) and return them as drifts."""
+    baseline: list[RunPoint] = []
+    found: list[tuple[RunPoint, int, float, float, list[Key]]] = []  # run, history, score, delta, cells beyond
+    for point in segment.runs:
+        if flagged(point):
+            continue  # a flagged run: explained by its flags, and no history for the others
+        judged = _judge(point, baseline) if len(baseline) >= MIN_HISTORY else None
+        if judged is not None and abs(judged[0]) > Z_THRESHOLD:
+            point.drift = True
+            found.append((point, len(baseline), judged[0], judged[1], judged[2]))
+            continue
+        baseline.append(point)
+    drifts: list[Drift] = []
+    index = {id(p): i for i, p in enumerate(segment.runs)}
+    for point, history, score, delta, cells in found:
+        last = drifts[-1] if drifts else None
+        if (last is not None and (last.score > 0) == (score > 0)
+                and _consecutive(segment, index, last.last_run, point)):
+            last.last_run, last.last, last.runs = point.run_id, point.created, last.runs + 1
+            continue
+        drifts.append(Drift(segment.letter, point.run_id, point.created, point.run_id, point.created, 1, history,
+                            score, delta, cells))
+    return drifts
+
+
+_HOST_FLAGS = frozenset(("busy", "throttled", "hot", "cores-offline", "pin-failed"))
+
+
+def flagged(point: RunPoint) -> bool:
+    """A run whose host carries a validity flag: neither judged, nor history, nor pooled (while others are)."""
+    return any(flag in _HOST_FLAGS for flag in point.host_flags)
+
+
+def _consecutive(segment: Segment, index: dict[int, int], last_run: str, point: RunPoint) -> bool:
+    """No judged run of the segment between the drift's last run and this one."""
+    runs = segment.runs
+    start = next(i for i, p in enumerate(runs) if p.run_id == last_run)
+    between = runs[start + 1:index[id(point)]]
+    return all(p.drift or flagged(p) for p in between)
+
+
+def _judge(point: RunPoint, baseline: Sequence[RunPoint]) -> tuple[float, float, list[Key]] | None:
+    """(median z over the run's cells, median change in %, cells beyond Z_THRESHOLD), None without history."""
+    scores: list[float] = []
+    deltas: list[float] = []
+    beyond: list[Key] = []
+    for key, value in point.values.items():
+        if point.cells[key].flags:
+            continue
+        history = [p.values[key] for p in baseline if key in p.values and not p.cells[key].flags]
+        if len(history) < MIN_HISTORY:
+            continue
+        middle = stats.median(history)
+        mad = stats.median([abs(v - middle) for v in history])
+        scale = max(MAD_TO_SIGMA * mad, abs(middle) * MIN_SCALE_PCT / 100)
+        if scale <= 0:
+            continue
+        z = (value - middle) / scale
+        scores.append(z)
+        deltas.append(stats.delta_pct(middle, value) or 0.0)
+        if abs(z) > Z_THRESHOLD:
+            beyond.append(key)
+    if not scores:
+        return None
+    return stats.median(scores), stats.median(deltas), sorted(beyond, key=sort_key)
+
+
+def cell_filter(algorithms: Sequence[str] = (), apis: Sequence[str] = (), threads: Sequence[int] = (),
+                sizes: Sequence[int] = ()) -> Callable[[Key], bool] | None:
+    """The cells a command's filters select (empty: any); api 'none' selects cells without one."""
+    if not (algorithms or apis or threads or sizes):
+        return None
+    wanted_apis = {None if a == "none" else a for a in apis}
+
+    def keep(key: Key) -> bool:
+        return ((not algorithms or key.algorithm in algorithms) and (not apis or key.api in wanted_apis)
+                and (not threads or key.threads in threads) and (not sizes or key.block_size in sizes))
+
+    return keep
+
+
+# ---- what the trend says ---------------------------------------------------------------------------------
+
+def step_sentence(result: Trend, cell: CellTrend, step: Step) -> str:
+    """'aes-256-gcm 1024 B evp t1: -18.0% at 23.05.3 → 23.05.4 (p=0.003)'."""
+    names = {s.letter: s.short for s in result.segments}
+    p = f" ({fmt_p(step.p_value)})" if step.p_value is not None else ""
+    return f"{label(cell.key)}: {fmt_delta(step.delta_pct)} at {names[step.old]} → {names[step.new]}{p}"
+
+
+def drift_sentence(result: Trend, drift: Drift) -> str:
+    names = {s.letter: s.short for s in result.segments}
+    until = f", {drift.runs} runs until {drift.last}" if drift.runs > 1 else ", 1 run"
+    return (f"{drift.first} run {drift.first_run}: figures {fmt_delta(drift.delta_pct)} (robust z {drift.score:+.1f}) "
+            f"against {drift.history} earlier runs of {names[drift.segment]}{until}")
+
+
+def legend(result: Trend) -> list[str]:
+    lines = []
+    for s in result.segments:
+        left = [p for p in s.runs if p.drift or flagged(p)]
+        flags = sorted({f for p in left for f in p.host_flags if f in _HOST_FLAGS})
+        out = (f"; {len(left)} left out of the medians and steps"
+               + (f" (outside the history, or {' '.join(flags)})" if flags else " (outside the history)")) if left else ""
+        lines.append(f"{s.letter} = {s.label} ({len(s.runs)} runs, {s.first} … {s.last}{out})")
+    return lines
+
+
+# ---- rendering -------------------------------------------------------------------------------------------
+
+FORMATS = tables.FORMATS
+
+
+def table(result: Trend) -> tuple[list[str], list[list[Any]]]:
+    """One row per cell: each segment's median, the steps between them, the largest named step, the flags."""
+    headers = ["cell"]
+    for i, segment in enumerate(result.segments):
+        if i:
+            headers.append(f"{result.segments[i - 1].letter}→{segment.letter}")
+        headers.append(segment.letter)
+    headers += ["largest step", "flags"]
+    rows = []
+    for cell in result.cells:
+        row: list[Any] = [label(cell.key)]
+        for i, group in enumerate(cell.groups):
+            if i:
+                row.append(_step_text(cell.steps[i - 1]))
+            row.append(fmt_rate(group.median, cell.unit) if group and group.median is not None else "-")
+        largest = cell.largest
+        row.append(f"{fmt_delta(largest.delta_pct)} {largest.old}→{largest.new}" if largest else "")
+        row.append(" ".join(_group_flags(result, cell)))
+        rows.append(row)
+    return headers, rows
+
+
+def _step_text(step: Step | None) -> str:
+    if step is None or step.delta_pct is None:
+        return ""
+    return fmt_delta(step.delta_pct) if step.named else "~"
+
+
+def _group_flags(result: Trend, cell: CellTrend) -> list[str]:
+    seen: dict[str, list[str]] = {}
+    for segment, group in zip(result.segments, cell.groups):
+        for flag in group.flags if group else ():
+            seen.setdefault(flag, []).append(segment.letter)
+    return [f"{flag}({','.join(letters)})" for flag, letters in sorted(seen.items())]
+
+
+def to_json(result: Trend) -> dict[str, Any]:
+    return {
+        "host": result.host,
+        "runs": result.runs,
+        "thresholds": {"alpha": stats.ALPHA, "step_min_pct": STEP_MIN_PCT, "z": Z_THRESHOLD,
+                       "min_history": MIN_HISTORY},
+        "firmware": [{"segment": s.letter, "label": s.label, "short": s.short, "runs": len(s.runs),
+                      "first": s.first, "last": s.last, "run_ids": [p.run_id for p in s.runs]}
+                     for s in result.segments],
+        "cells": [{
+            "algorithm": c.key.algorithm, "api": c.key.api, "operation": c.key.operation, "threads": c.key.threads,
+            "block_size": c.key.block_size, "cpu": c.key.cpu, "unit": c.unit,
+            "medians": [None if g is None else {"segment": s.letter, "median": g.median, "n": g.n,
+                                                "spread_pct": _round(g.spread_pct), "flags": g.flags}
+                        for s, g in zip(result.segments, c.groups)],
+            "steps": [None if s is None else _step_json(s) for s in c.steps],
+            "largest_step": None if c.largest is None else dict(_step_json(c.largest),
+                                                                sentence=step_sentence(result, c, c.largest)),
+        } for c in result.cells],
+        "drifts": [{"segment": d.segment, "first_run": d.first_run, "first": d.first, "last_run": d.last_run,
+                    "last": d.last, "runs": d.runs, "history": d.history, "z": round(d.score, 2),
+                    "delta_pct": _round(d.delta_pct), "cells": [label(k) for k in d.cells],
+                    "sentence": drift_sentence(result, d)} for d in result.drifts],
+    }
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    return {"from": step.old, "to": step.new, "delta_pct": _round(step.delta_pct), "p_value": step.p_value,
+            "significant": step.significant, "step": step.named}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+CSV_HEADERS = ["host", "algorithm", "api", "operation", "threads", "block_size", "cpu", "unit", "segment", "firmware",
+               "runs", "first", "last", "n", "median", "delta_pct", "p_value", "significant", "step", "flags"]
+
+
+def csv_rows(result: Trend) -> list[list[Any]]:
+    """One row per cell and segment; the step columns say how it changed from the segment before."""
+    rows = []
+    for cell in result.cells:
+        key = cell.key
+        for i, (segment, group) in enumerate(zip(result.segments, cell.groups)):
+            if group is None:
+                continue
+            step = cell.steps[i - 1] if i else None
+            rows.append([result.host, key.algorithm, key.api or "", key.operation or "", key.threads,
+                         "" if key.block_size is None else key.block_size, key.cpu or "", cell.unit, segment.letter,
+                         segment.label, len(segment.runs), segment.first, segment.last, group.n,
+                         "" if group.median is None else group.median,
+                         "" if step is None or step.delta_pct is None else round(step.delta_pct, 3),
+                         "" if step is None or step.p_value is None else step.p_value,
+                         "" if step is None or step.significant is None else step.significant,
+                         "" if step is None else step.named, " ".join(group.flags)])
+    return rows
+
+
+def render(result: Trend, fmt: str = "table") -> str:
+    if fmt == "json":
+        return json.dumps(to_json(result), indent=2)
+    if fmt == "csv":
+        return tables.render(CSV_HEADERS, csv_rows(result), "csv")
+    headers, rows = table(result)
+    body = tables.render(headers, rows, fmt)  # table or markdown (or its error for an unknown format)
+    bullet = "- " if fmt == "markdown" else "  "
+    parts = [f"{result.host}: {result.runs} runs under {len(result.segments)} firmware versions",
+             "\n".join(bullet + line for line in legend(result)), body]
+    named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0.0))  # type: ignore[union-attr]
+    if named:
+        parts.append("largest step per cell (Mann-Whitney U p < 0.05 and at least "
+                     f"{STEP_MIN_PCT:g}% between firmware medians; ~ otherwise):\n"
+                     + "\n".join(bullet + step_sentence(result, c, c.largest) for c in named if c.largest))
+    else:
+        parts.append(f"no step between firmware versions (Mann-Whitney U p < 0.05 and at least {STEP_MIN_PCT:g}%)")
+    if result.drifts:
+        parts.append(f"runs outside their firmware's history (median robust z over the cells beyond ±{Z_THRESHOLD:g}):\n"
+                     + "\n".join(bullet + drift_sentence(result, d) for d in result.drifts))
+    return "\n\n".join(parts)

@@ -1,0 +1,128 @@
+"""CI verdicts: fail a pipeline on a significant regression beyond a threshold, and say so in JUnit XML.
+
+A **regression** is a cell whose median went down (every sslbench figure is a rate: higher is better) by more than
+PCT percent with the benchstat verdict `significant` (stats.compare: Mann-Whitney U, p < 0.05; a cell without
+repeats on both sides has no verdict and never fails). `sslbench diff A B --fail-on-regression PCT` judges each row
+of the diff; `sslbench trend HOST --fail-on-regression PCT` judges the newest firmware step of each cell and the
+newest run against its firmware's history (a drift that includes the latest run, down by more than PCT).
+Any regression: exit code EXIT_REGRESSION (3), beside 0 (fine), 1 (hosts failed), 2 (bad input), 130 (Ctrl-C).
+
+`junit_xml` writes one test case per cell (classname = host, name = the cell), failed when it is such a
+regression, skipped when it has no verdict, in the JUnit XML that Jenkins, GitLab and GitHub Actions read
+(validated against the Jenkins xUnit plugin's junit-10.xsd in the tests).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+from xml.sax.saxutils import quoteattr, escape
+
+from orchestrator import stats
+from orchestrator.cells import label
+from orchestrator.diff import DiffRow
+from orchestrator.trend import Trend
+from orchestrator.units import fmt_delta, fmt_p, fmt_rate
+
+EXIT_REGRESSION = 3
+
+
+@dataclass
+class Case:
+    """One JUnit test case: a cell of a host, and whether it regressed."""
+
+    host: str
+    name: str
+    failure: str | None = None  # what regressed, when it did
+    skipped: str | None = None  # why there is no verdict
+    detail: str = ""  # the figures, for system-out
+
+
+def is_regression(delta_pct: float | None, significant: bool | None, pct: float) -> bool:
+    return bool(significant) and delta_pct is not None and delta_pct < -pct
+
+
+def diff_cases(rows: Sequence[DiffRow], pct: float) -> list[Case]:
+    cases = []
+    for row in rows:
+        name = label(row.key)
+        detail = (f"old {fmt_rate(row.old, row.unit) if row.old is not None else '-'}, "
+                  f"new {fmt_rate(row.new, row.unit) if row.new is not None else '-'}, "
+                  f"delta {fmt_delta(row.delta_pct)} {fmt_p(row.p_value)} n={row.old_n}+{row.new_n}"
+                  + (f" flags: {' '.join(row.flags)}" if row.flags else ""))
+        case = Case(row.host, name, detail=detail.strip())
+        if is_regression(row.delta_pct, row.significant, pct):
+            case.failure = f"{name}: {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), worse than -{pct:g}%"
+        elif row.old is None or row.new is None:
+            case.skipped = "measured on one side only"
+        elif row.significant is None:
+            case.skipped = "one sample on a side: no verdict (sslbench run --repeat 4 or more)"
+        cases.append(case)
+    return cases
+
+
+def trend_cases(result: Trend, pct: float) -> list[Case]:
+    """The newest firmware step of every cell, and the newest run against its firmware's history."""
+    cases = []
+    segments = result.segments
+    for cell in result.cells:
+        name = label(cell.key)
+        step = cell.steps[-1] if cell.steps else None
+        if step is None:
+            reason = "one firmware only" if len(segments) < 2 else "not measured under both of the newest firmwares"
+            cases.append(Case(result.host, name, skipped=reason))
+            continue
+        detail = f"{step.old}→{step.new}: {fmt_delta(step.delta_pct)} {fmt_p(step.p_value)}".strip()
+        case = Case(result.host, name, detail=detail)
+        if is_regression(step.delta_pct, step.significant, pct):
+            case.failure = (f"{name}: {fmt_delta(step.delta_pct)} at {segments[-2].short} → {segments[-1].short} "
+                            f"({fmt_p(step.p_value)}), worse than -{pct:g}%")
+        elif step.significant is None:
+            case.skipped = "one sample on a side: no verdict (sslbench run --repeat 4 or more)"
+        cases.append(case)
+    latest = segments[-1].runs[-1]
+    case = Case(result.host, "latest run within its firmware's history", detail=f"run {latest.run_id}")
+    for drift in result.drifts:
+        if drift.last_run == latest.run_id and drift.delta_pct < -pct:
+            case.failure = (f"run {latest.run_id}: figures {fmt_delta(drift.delta_pct)} (robust z {drift.score:+.1f}) "
+                            f"against its firmware's history, worse than -{pct:g}%")
+    cases.append(case)
+    return cases
+
+
+def failures(cases: Sequence[Case]) -> list[Case]:
+    return [case for case in cases if case.failure]
+
+
+def junit_xml(cases: Sequence[Case], name: str = "sslbench") -> str:
+    """JUnit XML: a testsuite per host, a testcase per cell; `failure` for a regression, `skipped` without verdict."""
+    hosts: dict[str, list[Case]] = {}
+    for case in cases:
+        hosts.setdefault(case.host, []).append(case)
+    failed = len(failures(cases))
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<testsuites name={quoteattr(name)} tests="{len(cases)}" failures="{failed}" errors="0">']
+    for host, host_cases in hosts.items():
+        skipped = sum(1 for c in host_cases if c.skipped and not c.failure)
+        lines.append(f'  <testsuite name={quoteattr(f"{name}.{host}")} tests="{len(host_cases)}" '
+                     f'failures="{len(failures(host_cases))}" errors="0" skipped="{skipped}">')
+        for case in host_cases:
+            lines.append(f'    <testcase classname={quoteattr(host)} name={quoteattr(case.name)} time="0">')
+            if case.failure:
+                lines.append(f'      <failure type="regression" message={quoteattr(case.failure)}>'
+                             f'{escape(case.detail)}</failure>')
+            elif case.skipped:
+                lines.append(f'      <skipped message={quoteattr(case.skipped)}/>')
+            if case.detail:
+                lines.append(f"      <system-out>{escape(case.detail)}</system-out>")
+            lines.append("    </testcase>")
+        lines.append("  </testsuite>")
+    lines.append("</testsuites>")
+    return "\n".join(lines) + "\n"
+
+
+def summary(cases: Sequence[Case], pct: float) -> str:
+    """One line for the end of the output: how many cells regressed beyond PCT."""
+    failed = failures(cases)
+    if not failed:
+        return f"no significant regression worse than -{pct:g}% (alpha {stats.ALPHA:g})"
+    return f"{len(failed)} significant regression(s) worse than -{pct:g}%: exit code {EXIT_REGRESSION}"
