@@ -233,7 +233,7 @@ def _comparison(series: list[Series]) -> list[Block]:
     return [heading, Table(["algorithm", "api", "threads", "block / op"] + [s.label for s in series], rows)]
 
 
-def _key_cells(key: Key) -> list:
+def _key_cells(key: Key) -> list[Any]:
     threads = key.threads if key.cpu is None else f"{key.threads} {key.cpu}"
     return [key.algorithm, key.api or "", threads, key.operation or key.block_size]
 
@@ -260,7 +260,7 @@ def _diff_section(old: Run, new: Run) -> list[Block]:
 
 # ---- plots -----------------------------------------------------------------------------------------------
 
-def _pyplot():
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")  # headless: no display on the boxes or in CI
@@ -269,7 +269,7 @@ def _pyplot():
     return plt
 
 
-def _png(fig) -> bytes:
+def _png(fig: Any) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     _pyplot().close(fig)
@@ -295,7 +295,7 @@ def _plots(series: list[Series]) -> list[Block]:
 
 
 def _plot_blocks(s: Series) -> bytes | None:
-    lines: dict[tuple, list[tuple[int, float]]] = {}
+    lines: dict[tuple[Any, ...], list[tuple[int, float]]] = {}
     for key, value in s.values.items():
         if key.operation is None and key.block_size is not None:
             lines.setdefault((key.algorithm, key.api, key.threads), []).append((key.block_size, value))
@@ -359,7 +359,7 @@ def _plot_diff(rows: list[diff.DiffRow]) -> bytes:
     rows.reverse()
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.28 * len(rows) + 1)))
-    colors = ["tab:green" if r.significant and r.delta_pct > 0 else "tab:red" if r.significant else "tab:gray"
+    colors = ["tab:green" if r.significant and (r.delta_pct or 0) > 0 else "tab:red" if r.significant else "tab:gray"
               for r in rows]
     labels = [f"{r.host} {r.algorithm}{' ' + r.api if r.api else ''} ×{r.threads} "
               f"{r.operation or r.block_size}" for r in rows]

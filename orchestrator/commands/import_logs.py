@@ -12,9 +12,10 @@ from typing import TypeVar
 from pathlib import Path
 from typing import TypeVar
 
-from orchestrator import gcpause, store
+from orchestrator import gcpause, reference, store
 from orchestrator.cells import Key, key_of
 from orchestrator.errors import UserError
+from orchestrator.logfiles import read_text
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
 from orchestrator.parse.batch import parse_many
 
@@ -43,8 +44,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def import_reference(args: argparse.Namespace) -> int:
-    from orchestrator import reference
-
     if len(args.logs) != 1:
         raise UserError("--reference stores one published log: give exactly one LOG")
     if not args.source:
@@ -75,20 +74,8 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_log(path: Path) -> str:
-    if path.is_dir():
-        raise UserError(f"{path} is a directory; give the log files themselves")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if b"\0" in data[:4096]:
-        raise UserError(f"{path} is not a text log (it contains binary data)")
-    return data.decode("utf-8", errors="replace")
-
-
 def parse_logs(paths: list[Path]) -> list[ParsedLog]:
-    parsed = parse_many([read_log(path) for path in paths])  # all logs at once, on every core
+    parsed = parse_many([read_text(path) for path in paths])  # all logs at once, on every core
     for path, log in zip(paths, parsed):
         if not log.measurements:
             raise UserError(f"{path}: no openssl speed results found in it; is it the output of `openssl speed`?")

@@ -5,10 +5,10 @@ import argparse
 import json
 import sys
 from typing import Any
-from pathlib import Path
 
 from orchestrator import gcpause, tables
 from orchestrator.errors import UserError
+from orchestrator.logfiles import checked, read_text
 from orchestrator.model import OK, ParsedLog
 from orchestrator.parse.batch import map_in_workers, parse_many
 from orchestrator.parse.console import parse_console
@@ -134,48 +134,6 @@ def _stdin_text() -> str | UserError:
         return exc
 
 
-def read_text(name: str) -> str:
-    """The text of FILE (or stdin for "-"), or a UserError that says what is wrong with it."""
-    if name == "-":
-        data = sys.stdin.buffer.read()
-        label = "standard input"
-    else:
-        path = Path(name)
-        label = name
-        if path.is_dir():
-            raise UserError(f"{name} is a directory; give the log files in it, e.g. {name}/*.log")
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise UserError(f"{name}: no such file") from None
-        except OSError as exc:
-            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell `>` writes UTF-16 with a byte-order mark
-        data = data.decode("utf-16", errors="replace").encode("utf-8")
-    if not data.strip():
-        raise UserError(f"{label} is empty; give the saved output of `openssl speed` (2>&1) or a console session")
-    if data[:2] == b"\x1f\x8b":
-        raise UserError(f"{label} is gzip-compressed; run `gunzip` on it first or pipe `zcat {label} |` into `sslbench parse -`")
-    if b"\0" in data[:8192] or _mostly_binary(data[:8192]):
-        raise UserError(f"{label} is not a text log (it contains binary data)")
-    return data.decode("utf-8-sig", errors="replace")
-
-
-def checked(name: str, log: ParsedLog) -> ParsedLog:
-    """The parsed log of FILE, or a UserError when it holds no figure (a session of facts alone is fine)."""
-    label = "standard input" if name == "-" else name
-    if not log.measurements and not _has_facts(log):
-        said = next((note for note in log.skipped if "openssl said: " in note), None)
-        if said:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
-            raise UserError(f"{label}: no openssl speed results: {said}")
-        if log.openssl.version:
-            raise UserError(f"{label}: openssl speed output without a single figure (it ends before any test "
-                            f"finished)")
-        raise UserError(f"{label}: found no openssl speed results and no system facts; "
-                        f"is it the output of `openssl speed`?")
-    return log
-
-
 def describe(name: str, log: ParsedLog, several: bool = False) -> str:
     """Facts lines, then the throughput tables (MB/s, Mbit/s) and the public-key table."""
 
@@ -251,17 +209,3 @@ def _print_notes(name: str, skipped: list[str], limit: int = 5) -> None:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
-def _has_facts(log: ParsedLog) -> bool:
-    """CPU or OS facts: a session of `cat /proc/cpuinfo` and `uname -a` is worth printing without a figure."""
-    return bool(log.cpu.model or log.cpu.logical_cpus or log.os.family not in (None, "unknown") or log.os.kernel)
-
-
-def _mostly_binary(sample: bytes) -> bool:
-    """More than 10 % control bytes (other than tab/CR/LF/ESC/FF): not something a terminal printed."""
-    controls = len(sample.translate(None, _NOT_CONTROL))  # counted in C, not byte by byte in Python
-    return controls * 10 > len(sample)
-
-
-_NOT_CONTROL = bytes([9, 10, 12, 13, 27]) + bytes(range(32, 256))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator import gcpause, site, store
+from orchestrator import gcpause, reference, site, store
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,8 +25,6 @@ def main(args: argparse.Namespace) -> int:
         runs = store.load_all(args.results)
         known = None
         if not args.no_known:
-            from orchestrator import reference
-
             known, notes = reference.known_run(args.results)
             for note in notes:
                 print(f"note: {note}")

@@ -27,7 +27,9 @@ from typing import Any
 from orchestrator import store
 from orchestrator.cells import Key, key_of
 from orchestrator.errors import UserError
+from orchestrator.logfiles import read_text
 from orchestrator.model import REFERENCE, CpuFacts, HostResult, Measurement, OpenSSLBuild, Run
+from orchestrator.parse import parse_console
 
 KNOWN_DIR = Path(__file__).resolve().parent / "known"
 BOARDS_FILE = "boards.toml"
@@ -97,8 +99,6 @@ def per_cluster(entry: Entry) -> bool:
 
 def read(entry: Entry, text: str) -> Board:
     """The entry's log as a host result, API and clusters set from the entry (see the module docstring)."""
-    from orchestrator.parse import parse_console  # the parser owns what a log looks like
-
     log = parse_console(text)
     notes: list[str] = []
     api = api_of(entry.options)
@@ -186,10 +186,7 @@ def known_run(results: Path | None = None, directory: Path = KNOWN_DIR) -> tuple
 
 def add(entry: Entry, log: Path, results: Path) -> Path:
     """Store a reference entry (`sslbench import --reference`): <results>/reference/<id>/run.json and the log."""
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UserError(f"cannot read {log}: {exc.strerror or exc}") from None
+    text = read_text(log)
     board = read(entry, text)
     name = store.safe_name(entry.id)
     run_dir = Path(results) / STORE_DIR / name

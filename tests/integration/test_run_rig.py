@@ -235,7 +235,8 @@ def test_hosts_reads_every_host_without_benchmarking(rig_inventory, rig_hosts):
     assert set(rows) == set(rig_hosts)
     for name, facts in rig_hosts.items():
         row = rows[name]
-        assert row["status"] == "ok" and row["os"].split()[0] == facts["family"], row
+        # the OS as people write it ("DD-WRT r55630", "Raspbian GNU/Linux 11") names the rig's family
+        assert row["status"] == "ok" and row["os"].replace("-", "").lower().startswith(facts["family"]), row
         assert row["cells"] == 2 and row["ETA"] == "2s"
         if row["openssl"] == "missing":  # pristine fleet: says what it would install, with what
             assert row["would install"] != "-" and row["package manager"] != "none"

@@ -1,6 +1,7 @@
 """import saved logs -> stored run -> history -> diff --by firmware, through the real CLI and parser."""
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -79,13 +80,27 @@ def test_empty_log_is_an_error_naming_the_file_and_stores_nothing(tmp_path, caps
 def test_unreadable_inputs_exit_2(tmp_path, capsys):
     results = str(tmp_path / "results")
     assert cli.main(["import", str(tmp_path / "missing.log"), "--host", "box", "--results", results]) == 2
-    assert "cannot read" in capsys.readouterr().err
+    assert "missing.log: no such file" in capsys.readouterr().err
     assert cli.main(["import", str(tmp_path), "--host", "box", "--results", results]) == 2
     assert "is a directory" in capsys.readouterr().err
     binary = tmp_path / "x.bin"
     binary.write_bytes(b"\x7fELF\0\0\0")
     assert cli.main(["import", str(binary), "--host", "box", "--results", results]) == 2
     assert "not a text log" in capsys.readouterr().err
+    packed = tmp_path / "speed.log.gz"
+    packed.write_bytes(gzip.compress(b"OpenSSL 3.0.2 15 Mar 2022\n"))
+    assert cli.main(["import", str(packed), "--host", "box", "--results", results]) == 2
+    assert "gzip-compressed" in capsys.readouterr().err
+    assert run_dirs(results) == []
+
+
+def test_import_reads_a_log_saved_by_powershell_as_parse_does(tmp_path, capsys):
+    """`openssl speed ... > speed.log` in Windows PowerShell (over ssh.exe) writes UTF-16 with a byte-order mark."""
+    log = tmp_path / "speed.log"
+    log.write_bytes(GCM_X86.read_text().encode("utf-16"))
+    assert cli.main(["import", str(log), "--host", "box", "--results", str(tmp_path / "results")]) == 0
+    run = store.load_run(run_dirs(tmp_path / "results")[0])
+    assert {m.algorithm for m in run.hosts[0].measurements} == {"aes-128-gcm"}
 
 
 def test_per_cluster_rows_of_one_log_are_cells_of_their_own_not_repeats():

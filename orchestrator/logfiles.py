@@ -1,0 +1,66 @@
+"""The user's log files: read one (a path, or "-" for standard input) as text, or say in one line what is wrong
+with it; and tell a log worth printing from one with nothing in it.  `parse` and `import` read through here."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from orchestrator.errors import UserError
+from orchestrator.model import ParsedLog
+
+
+def read_text(name: str | Path) -> str:
+    """The text of FILE (or stdin for "-"), or a UserError that says what is wrong with it."""
+    name = str(name)
+    if name == "-":
+        data = sys.stdin.buffer.read()
+        label = "standard input"
+    else:
+        path = Path(name)
+        label = name
+        if path.is_dir():
+            raise UserError(f"{name} is a directory; give the log files in it, e.g. {name}/*.log")
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise UserError(f"{name}: no such file") from None
+        except OSError as exc:
+            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell `>` writes UTF-16 with a byte-order mark
+        data = data.decode("utf-16", errors="replace").encode("utf-8")
+    if not data.strip():
+        raise UserError(f"{label} is empty; give the saved output of `openssl speed` (2>&1) or a console session")
+    if data[:2] == b"\x1f\x8b":
+        raise UserError(f"{label} is gzip-compressed; run `gunzip` on it first or pipe `zcat {label} |` into `sslbench parse -`")
+    if b"\0" in data[:8192] or _mostly_binary(data[:8192]):
+        raise UserError(f"{label} is not a text log (it contains binary data)")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def checked(name: str, log: ParsedLog) -> ParsedLog:
+    """The parsed log of FILE, or a UserError when it holds no figure (a session of facts alone is fine)."""
+    label = "standard input" if name == "-" else name
+    if not log.measurements and not _has_facts(log):
+        said = next((note for note in log.skipped if "openssl said: " in note), None)
+        if said:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
+            raise UserError(f"{label}: no openssl speed results: {said}")
+        if log.openssl.version:
+            raise UserError(f"{label}: openssl speed output without a single figure (it ends before any test "
+                            f"finished)")
+        raise UserError(f"{label}: found no openssl speed results and no system facts; "
+                        f"is it the output of `openssl speed`?")
+    return log
+
+
+def _has_facts(log: ParsedLog) -> bool:
+    """CPU or OS facts: a session of `cat /proc/cpuinfo` and `uname -a` is worth printing without a figure."""
+    return bool(log.cpu.model or log.cpu.logical_cpus or log.os.family not in (None, "unknown") or log.os.kernel)
+
+
+def _mostly_binary(sample: bytes) -> bool:
+    """More than 10 % control bytes (other than tab/CR/LF/ESC/FF): not something a terminal printed."""
+    controls = len(sample.translate(None, _NOT_CONTROL))  # counted in C, not byte by byte in Python
+    return controls * 10 > len(sample)
+
+
+_NOT_CONTROL = bytes([9, 10, 12, 13, 27]) + bytes(range(32, 256))
