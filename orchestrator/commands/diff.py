@@ -67,8 +67,8 @@ def _diff(args: argparse.Namespace) -> int:
         runs = store.load_all(args.results)
         old, new, rows = diff.diff_by_firmware(runs, args.host, args.from_label, args.to_label)
         if args.format in ("table", "markdown"):
-            print(f"{args.host}: old = {old.label} ({', '.join(old.run_ids)})")
-            print(f"{args.host}: new = {new.label} ({', '.join(new.run_ids)})\n")
+            print(f"{args.host}: old = {old.label} ({_runs_said(old.run_ids)})")
+            print(f"{args.host}: new = {new.label} ({_runs_said(new.run_ids)})\n")
     else:
         if args.from_label or args.to_label:
             raise UserError("--from/--to name firmware versions: use them with --by firmware --host H")
@@ -98,6 +98,13 @@ def _diff(args: argparse.Namespace) -> int:
     if args.format in ("table", "markdown"):
         print(f"\n{verdict.summary(cases, pct)}")
     return verdict.EXIT_REGRESSION if verdict.failures(cases) else 0
+
+
+def _runs_said(run_ids: list[str]) -> str:
+    """A few run ids in full; a night-by-night series as its count and ends (`sslbench history --runs` lists them)."""
+    if len(run_ids) <= 3:
+        return ", ".join(run_ids)
+    return f"{len(run_ids)} runs, {run_ids[0]} … {run_ids[-1]}"
 
 
 def _write(path: Path, text: str) -> None:
