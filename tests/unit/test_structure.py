@@ -1,0 +1,104 @@
+"""The shape of the package (docs/ARCHITECTURE.md): data flows one way, so no module imports another that imports it
+back; every project import is at the top of its module; commands are thin shells that import no other command; and
+the package, which ships py.typed, type-checks with mypy --strict."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "orchestrator"
+COMMAND_MAX_LINES = 210  # "each under ~200 lines": argparse, calls, printing
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def imported_modules(path: Path, node: ast.AST) -> set[str]:
+    """The project modules one import statement names (`from orchestrator import x` names orchestrator.x if that is
+    a module, else orchestrator)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    if isinstance(node, ast.Import):
+        found = {alias.name for alias in node.names}
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parent = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+            base = ".".join(parent + ([node.module] if node.module else []))
+        found = {f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names}
+    return {m for m in found if m in MODULES}
+
+
+def module_level_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports are for the type checker only
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= imported_modules(path, node)
+    return found
+
+
+def test_no_project_import_inside_a_function():
+    inside = []
+    for name, path in MODULES.items():
+        for func in ast.walk(ast.parse(path.read_text())):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inside += [f"{name}.{func.name}: {sorted(imported_modules(path, n))}" for n in ast.walk(func)
+                           if isinstance(n, (ast.Import, ast.ImportFrom)) and imported_modules(path, n)]
+    assert inside == []
+
+
+def test_no_import_cycle():
+    graph = {name: module_level_imports(path) - {name} for name, path in MODULES.items()}
+    # a package's __init__ importing its own submodules is how it re-exports them, not a cycle of ideas
+    for name in graph:
+        graph[name] = {m for m in graph[name] if not m.startswith(name + ".")}
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_commands_are_thin_and_import_no_other_command():
+    for path in (PACKAGE / "commands").glob("*.py"):
+        lines = len(path.read_text().splitlines())
+        assert lines <= COMMAND_MAX_LINES, f"{path.name}: {lines} lines; move the logic out of the command"
+        others = {m for m in module_level_imports(path) if m.startswith("orchestrator.commands.")}
+        assert others - {"orchestrator.commands"} == set(), path.name
+
+
+def test_the_structure_checks_see_the_imports(tmp_path):
+    """The checks above read real imports: the engine is imported by the run command, the parser by parse."""
+    assert "orchestrator.fleet" in module_level_imports(MODULES["orchestrator.commands.run"])
+    assert "orchestrator.parse.speed.numbers" in module_level_imports(MODULES["orchestrator.parse.speed.resolve"]) \
+        or "orchestrator.parse.speed" in module_level_imports(MODULES["orchestrator.parse.speed.resolve"])
+
+
+def test_mypy_strict_passes():
+    mypy = Path(sys.executable).with_name("mypy")
+    result = subprocess.run([str(mypy), "--strict", "--no-error-summary", "orchestrator"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
