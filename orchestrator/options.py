@@ -1,10 +1,12 @@
-"""Command-line options that `sslbench run` and `sslbench hosts` share: which hosts and how to reach them (the
-ansible-playbook options users already type), and the matrix to plan. Checked here: bad values are UserErrors."""
+"""Command-line options that commands share. `sslbench run` and `sslbench hosts`: which hosts and how to reach them
+(the ansible-playbook options users already type), and the matrix to plan. `diff` and `trend`: the CI options
+(`--format junit`, `-o`, `--fail-on-regression`). Checked here: bad values are UserErrors."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from orchestrator import budget, matrix
+from orchestrator import budget, matrix, verdict
 from orchestrator.errors import UserError
 from orchestrator.fleet import DEFAULT_IDLE_WAIT, PlanOptions
 from orchestrator.matrix import MatrixRequest
@@ -75,3 +77,29 @@ def plan_options_from_args(args: argparse.Namespace) -> PlanOptions:
 
 def request_from_args(args: argparse.Namespace) -> MatrixRequest:
     return matrix.parse_request(args.algorithms, args.sizes, args.threads, args.api, args.seconds, args.repeat)
+
+
+def add_ci_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    p.add_argument("--format", choices=formats + ("junit",), default="table",
+                   help="output format (default: table); junit: a test case per cell for CI")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE",
+                   help="with --format junit: write the XML here and print the table")
+    p.add_argument("--fail-on-regression", type=float, metavar="PCT",
+                   help=f"exit {verdict.EXIT_REGRESSION} on a significant drop of more than PCT percent")
+
+
+def regression_limit(args: argparse.Namespace) -> float | None:
+    """--fail-on-regression PCT, checked with -o (which only writes JUnit XML)."""
+    pct: float | None = args.fail_on_regression
+    if pct is not None and pct < 0:
+        raise UserError("--fail-on-regression takes a percentage >= 0, like 5")
+    if args.output and args.format != "junit":
+        raise UserError("-o writes the JUnit XML: use it with --format junit")
+    return pct
+
+
+def write_junit(path: Path, xml: str) -> None:
+    try:
+        path.write_text(xml, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None

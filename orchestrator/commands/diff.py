@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator import diff, gcpause, insights, store, tables, verdict
+from orchestrator import diff, gcpause, insights, options, store, tables, verdict
 from orchestrator.errors import UserError
 
 EPILOG = """\
@@ -33,12 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="run: RUN_A vs RUN_B (default); firmware: two firmware identities of --host")
     parser.add_argument("--from", dest="from_label", metavar="LABEL", help="old firmware (label or unique part of it)")
     parser.add_argument("--to", dest="to_label", metavar="LABEL", help="new firmware (label or unique part of it)")
-    parser.add_argument("--format", choices=tables.FORMATS + ("junit",), default="table",
-                        help="output format (default: table); junit: a test case per cell for CI")
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
-                        help="with --format junit: write the XML here and print the table")
-    parser.add_argument("--fail-on-regression", type=float, metavar="PCT",
-                        help=f"exit {verdict.EXIT_REGRESSION} on a significant drop of more than PCT percent")
+    options.add_ci_options(parser, tables.FORMATS)
     parser.add_argument("--link", default="100,1000", metavar="MBIT,...",
                         help="link speeds in Mbit/s whose VPN/TLS line-rate verdicts to compare (default: 100,1000)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
@@ -53,11 +48,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     links = insights.parse_links(args.link)
-    pct = args.fail_on_regression
-    if pct is not None and pct < 0:
-        raise UserError("--fail-on-regression takes a percentage >= 0, like 5")
-    if args.output and args.format != "junit":
-        raise UserError("-o writes the JUnit XML: use it with --format junit")
+    pct = options.regression_limit(args)
     junit, args.format = args.format == "junit", "table" if args.format == "junit" and args.output else args.format
     if args.by == "firmware":
         if args.runs:
@@ -84,7 +75,7 @@ def _diff(args: argparse.Namespace) -> int:
         if not args.output:
             print(xml, end="")
             return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0
-        _write(args.output, xml)
+        options.write_junit(args.output, xml)
     print(diff.render(rows, args.format))
     if args.format in ("table", "markdown"):
         for note in diff.notes(rows):
@@ -106,11 +97,5 @@ def _runs_said(run_ids: list[str]) -> str:
         return ", ".join(run_ids)
     return f"{len(run_ids)} runs, {run_ids[0]} … {run_ids[-1]}"
 
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator import gcpause, store, trend, verdict
+from orchestrator import gcpause, options, store, trend, verdict
 from orchestrator.errors import UserError
 
 EPILOG = f"""\
@@ -31,12 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--api", default="", metavar="evp|legacy|none,...", help="only these APIs")
     parser.add_argument("--threads", default="", metavar="N,...", help="only these thread counts")
     parser.add_argument("--size", default="", metavar="BYTES,...", help="only these block sizes")
-    parser.add_argument("--format", choices=trend.FORMATS + ("junit",), default="table",
-                        help="output format (default: table); junit: a test case per cell for CI")
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
-                        help="with --format junit: write the XML here and print the table")
-    parser.add_argument("--fail-on-regression", type=float, metavar="PCT",
-                        help=f"exit {verdict.EXIT_REGRESSION} on a significant drop of more than PCT percent")
+    options.add_ci_options(parser, trend.FORMATS)
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     parser.set_defaults(func=main)
@@ -54,11 +49,7 @@ def _numbers(text: str, option: str) -> list[int]:
 
 
 def main(args: argparse.Namespace) -> int:
-    pct = args.fail_on_regression
-    if pct is not None and pct < 0:
-        raise UserError("--fail-on-regression takes a percentage >= 0, like 5")
-    if args.output and args.format != "junit":
-        raise UserError("-o writes the JUnit XML: use it with --format junit")
+    pct = options.regression_limit(args)
     keep = trend.cell_filter(_words(args.algorithm), _words(args.api), _numbers(args.threads, "--threads"),
                              _numbers(args.size, "--size"))
     with gcpause.paused():  # months of runs are 10^5 measurements that make no cycles
@@ -67,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     if args.format == "junit":
         xml = verdict.junit_xml(cases, f"sslbench trend {args.host}")
         if args.output:
-            _write(args.output, xml)
+            options.write_junit(args.output, xml)
             print(trend.render(result, "table"))
         else:
             print(xml, end="")
@@ -79,9 +70,3 @@ def main(args: argparse.Namespace) -> int:
         print(f"\n{verdict.summary(cases, pct)}")
     return verdict.EXIT_REGRESSION if verdict.failures(cases) else 0
 
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
