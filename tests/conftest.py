@@ -1,12 +1,17 @@
-"""Shared test helpers: golden files of whole outputs (as benchstat's tests keep them)."""
+"""Shared test helpers: golden files of whole outputs (as benchstat's tests keep them); the benchmarks' store
+generator."""
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 @pytest.fixture
@@ -23,3 +28,14 @@ def golden():
         assert text == path.read_text(), f"output differs from {path}"
 
     return check
+
+
+@pytest.fixture(scope="session")
+def fleet_history() -> ModuleType:
+    """benchmarks/fleet_history.py: months of nightly runs of a fleet with planted firmware steps and drifts."""
+    spec = importlib.util.spec_from_file_location("fleet_history", BENCHMARKS / "fleet_history.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up there)
+    spec.loader.exec_module(module)
+    return module

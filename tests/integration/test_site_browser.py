@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -28,7 +27,6 @@ import pytest
 
 from orchestrator import reference, site, store
 
-ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
     pytest.mark.slow,
@@ -149,13 +147,8 @@ class Chromium:
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def published(tmp_path_factory: pytest.TempPathFactory, fleet_history) -> Path:
     """A site of 60 nights of 6 hosts over 6 firmware versions (the benchmark store's generator, smaller)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import fleet_history
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
     results = tmp_path_factory.mktemp("results")
     fleet_history.generate(results, runs=60, hosts=6)
     out = tmp_path_factory.mktemp("site")

@@ -805,19 +805,24 @@ def kill_sessions_in(root: Path) -> None:
                 pass
 
 
-def sshd_config(host: Host) -> Path:
-    conf = host_dir(host) / "sshd_config"
-    write(conf, f"""# sslbench test rig: {host.name} ({host.family}), this machine's sshd chrooted into its root.
-ListenAddress {host.address}:{host.port}
-HostKey {KEYS / host.name / 'ssh_host_ed25519_key'}
+def key_login(host: Host) -> str:
+    """The sshd_config lines every rig sshd shares: its own host key, and root logs in with the rig's key only."""
+    return f"""HostKey {KEYS / host.name / 'ssh_host_ed25519_key'}
 PidFile none
 AuthorizedKeysFile {KEYS / 'authorized_keys'}
-ChrootDirectory {host_root(host)}
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
+"""
+
+
+def sshd_config(host: Host) -> Path:
+    conf = host_dir(host) / "sshd_config"
+    write(conf, f"""# sslbench test rig: {host.name} ({host.family}), this machine's sshd chrooted into its root.
+ListenAddress {host.address}:{host.port}
+{key_login(host)}ChrootDirectory {host_root(host)}
 PrintMotd no
 PrintLastLog no
 Subsystem sftp internal-sftp
@@ -829,15 +834,7 @@ def worker_config(host: Host) -> Path:
     conf = host_dir(host) / "sshd_config"
     write(conf, f"""# sslbench test rig: {host.name}, a site worker: this machine's sshd, not chrooted.
 ListenAddress {host.address}:{host.port}
-HostKey {KEYS / host.name / 'ssh_host_ed25519_key'}
-PidFile none
-AuthorizedKeysFile {KEYS / 'authorized_keys'}
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PrintMotd no
+{key_login(host)}PrintMotd no
 PrintLastLog no
 """)
     return conf
@@ -849,15 +846,7 @@ def jump_config(host: Host) -> Path:
     targets = " ".join(f"{h.address}:{h.port}" for h in HOSTS if h.behind == host.name)
     conf = host_dir(host) / "sshd_config"
     write(conf, f"""# sslbench test rig: {host.name}, a jump host; sshd -i in {HIDDEN_NETNS}, one per connection.
-HostKey {KEYS / host.name / 'ssh_host_ed25519_key'}
-PidFile none
-AuthorizedKeysFile {KEYS / 'authorized_keys'}
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-AllowTcpForwarding yes
+{key_login(host)}AllowTcpForwarding yes
 PermitOpen {targets}
 ForceCommand /bin/false
 PermitTTY no

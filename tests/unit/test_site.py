@@ -1,7 +1,6 @@
 """publish: the pages, what they say, and that every link and image of the site is a file of the site."""
 from __future__ import annotations
 
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -11,7 +10,6 @@ from orchestrator import cli, reference, site, store
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Refs(HTMLParser):
@@ -36,12 +34,7 @@ def read(path: Path) -> Refs:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import fleet_history
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+def results(tmp_path_factory: pytest.TempPathFactory, fleet_history) -> Path:
     root = tmp_path_factory.mktemp("results")
     fleet_history.generate(root, runs=150, hosts=5)
     return root

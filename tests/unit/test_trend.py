@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from orchestrator.cells import Key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Measurement, OsFacts, Run
 
-ROOT = Path(__file__).resolve().parents[2]
 GCM = Key("aes-256-gcm", "evp", None, 1, 1024)
 SHA = Key("sha256", "evp", None, 1, 16384)
 SIGN = Key("rsa2048", None, "sign", 1, None)
@@ -169,13 +167,8 @@ def test_cli_trend_formats_filters_and_bad_input(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_planted_store_every_step_and_drift_named_and_no_other(tmp_path):
+def test_planted_store_every_step_and_drift_named_and_no_other(tmp_path, fleet_history):
     """The issue's store: 500 nightly runs of 20 hosts over 6 firmware versions (benchmarks/fleet_history.py)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import fleet_history
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
     truth = fleet_history.generate(tmp_path, runs=500, hosts=20)
     assert len(truth.steps) >= 10 and len(truth.drifts) >= 5 and len(fleet_history.FIRMWARES) >= 5
     named, planted = fleet_history.found_by_trend(store.load_all(tmp_path), truth)
