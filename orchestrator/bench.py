@@ -52,12 +52,15 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int) ->
         f"dir={shlex.quote(work_dir(run_id))}",
         'if [ -s "$dir/pid" ]; then echo "@@sslbench-state started"; exit 0; fi  # launched before: answer lost',
         'rm -rf "$dir"',
-        'mkdir "$dir" && cd "$dir" || exit 1',
+        # a file cut short (/tmp full) must not run: say so, and leave no half work dir filling /tmp
+        'cannot() { echo "sslbench: cannot write $1 in $dir (is /tmp full or read-only?)" >&2; cd /; rm -rf "$dir";'
+        ' exit 1; }',
+        'mkdir "$dir" && cd "$dir" || cannot "the work dir"',
     ]
     for name, text in (("run.sh", (files / "sslbench-run.sh").read_text()),
                        ("conditions.sh", (files / "conditions.sh").read_text()), ("cells.txt", cells_text(plan.cells))):
         marker = HEREDOC.format(name.split(".")[0].upper())
-        parts += [f"cat > {name} <<'{marker}'", text.rstrip("\n"), marker]
+        parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
     parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}")
     return "\n".join(parts) + "\n"
 
