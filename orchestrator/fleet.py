@@ -26,7 +26,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.progress import ProgressView
-from orchestrator.runner import PROXY_CLOSED, Driver, HostEvent, Interrupt
+from orchestrator.runner import GENERIC_FAILURE, PROXY_CLOSED, Driver, HostEvent, Interrupt
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
@@ -164,7 +164,8 @@ def failure_reason(event: HostEvent) -> str:
     if state == "stopped":
         return f"{event.task}: the benchmark was stopped on the host"
     said = " | ".join(protocol.without_markers(event.stdout)[-4:])[:400]
-    what = event.message if event.message and event.message != "non-zero return code" else ""
+    what = "" if event.message == GENERIC_FAILURE else " | ".join(
+        line.strip() for line in event.message.splitlines()[-4:] if line.strip())[:400]
     parts = [p for p in (what, said) if p]
     if event.rc not in (None, 0):
         parts.append(f"exit code {event.rc}")

@@ -99,6 +99,9 @@ def _copy_inventory(inventory: Path, into: Path) -> None:
             shutil.copytree(inventory.parent / sub, into / sub)
 
 
+GENERIC_FAILURE = "non-zero return code"  # Ansible's msg of a raw task that exited non-zero
+
+
 def host_event(event: dict[str, Any]) -> HostEvent | None:
     """A runner event as a HostEvent, or None when it is about no host (playbook start, stats...)."""
     kind = _KINDS.get(event.get("event", ""))
@@ -109,8 +112,9 @@ def host_event(event: dict[str, Any]) -> HostEvent | None:
     res = data.get("res") or {}
     stdout = res.get("stdout") or ""
     message = res.get("msg") or ""
-    if kind == "failed" and not message:
-        message = res.get("stderr") or ""
+    stderr = res.get("stderr")
+    if kind == "failed" and message in ("", GENERIC_FAILURE) and isinstance(stderr, str) and stderr.strip():
+        message = stderr  # what the host said, not raw's "non-zero return code" (a script run without a pty)
     if not isinstance(message, str):
         message = json.dumps(message)
     return HostEvent(kind=kind, host=str(host), task=str(data.get("task") or ""),

@@ -155,6 +155,19 @@ def test_opkg_failure_reason_keeps_the_last_lines():
     assert "exit code 255" in reason
 
 
+def test_a_failed_launch_is_told_by_the_hosts_stderr_not_its_login_banner():
+    """sslbench_launch runs without a pty: the host's words are in stderr, behind raw's generic msg."""
+    ev = host_event(runner_event(
+        "runner_on_failed", task="Ship the runner and its cells, and start it", msg="non-zero return code", rc=1,
+        stdout="Raspberry Pi OS: start-up banner\n\x1b]0;root@pi: /root\x07",
+        stderr="cat: write error: No space left on device\n"
+               "sslbench: cannot write run.sh in /tmp/sslbench.x (is /tmp full or read-only?)\n"))
+    reason = failure_reason(ev)
+    assert reason.startswith("Ship the runner and its cells, and start it: cat: write error: No space left on device"
+                             " | sslbench: cannot write run.sh"), reason
+    assert reason.endswith("exit code 1")
+
+
 def make_collector(tmp_path, host="r1"):
     run_dir = store.new_run_dir(tmp_path)
     run = Run(run_id=run_dir.name, created="now")
