@@ -203,6 +203,23 @@ def test_collector_stores_logs_and_saves_the_run_when_a_host_finishes(tmp_path):
     assert "incomplete" in host.flags
 
 
+def test_a_log_cut_short_on_the_host_never_gives_a_figure_from_its_cut_line(tmp_path):
+    """The host's /tmp filled while openssl wrote: the log ends inside the last figure, no newline, no evidence.
+    `+F:…:3603096935.06` cut to `…:3603` was a plain ok 3.6 kB/s at 16384 bytes."""
+    collector, state = make_collector(tmp_path)
+    cut = MR_LOG.rstrip("\n")[:-len("096935.06")]
+    assert cut.endswith(":3603")
+    cell_id = state.plan.cells[0].id
+    # run.sh's ship_logs: `cat "$log"; echo ""`
+    poll = (f"@@sslbench-progress\nstart 1 2 {cell_id}\ndone 1 2 {cell_id} 0\n"
+            f"@@sslbench-log {cell_id}\n{cut}\n@@sslbench-endlog {cell_id}\n@@sslbench-state running\n")
+    collector.on_event(host_event(runner_event("runner_retry", host=state.name, stdout=poll)))
+    by_size = {m.block_size: m for m in state.result.measurements}
+    assert by_size[16384].bytes_per_second != 3603.0
+    assert all("partial" in m.flags for m in by_size.values())  # from the progress lines, and said so
+    assert (collector.host_path(state) / f"{cell_id}.log").read_text() == cut  # the raw log as the host had it
+
+
 def test_collector_marks_missing_cells_when_the_run_stops(tmp_path):
     collector, state = make_collector(tmp_path)
     collector.finish(state, "interrupted (Ctrl-C)")
