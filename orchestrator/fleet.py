@@ -231,7 +231,7 @@ class Collector:
             state.poll_state = protocol.state(event.stdout)
             state.poll_message = protocol.runner_output(event.stdout)
             state.poll_at = time.monotonic()
-        if protocol.PROGRESS in event.stdout:
+        if protocol.PROGRESS in event.stdout and not state.finished:  # a finished host's result is final
             text = protocol.progress_part(event.stdout)
             self.exit_codes.setdefault(event.host, {}).update(protocol.exit_codes(text))
             if progress.phase in ("waiting", "detect", "provision"):
