@@ -57,6 +57,8 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown:
     """
     head = [str(header) for header in headers]  # headers are kept as given
     texts = [["" if value is None else str(value) for value in column] for column in zip(*rows)]
+    if markdown:  # a `|` in a value (a failure reason's " | ", a host alias) would end its cell
+        head, texts = _md_cells(head), [_md_cells(column) for column in texts]
     multiline = any(_LINE_BREAK.search(text) for text in (*head, *map("".join, texts)))  # before the strip
     columns = [[text.strip() for text in column] for column in texts] if rows else [[] for _ in head]
     text_width: Callable[[str], int] = _lines_width if multiline else len
@@ -65,6 +67,10 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown:
     if width is not None and _total(widths) > width:
         return _fitted(head, columns, width, drop)
     return _layout(head, columns, widths, multiline, markdown)
+
+
+def _md_cells(texts: Sequence[str]) -> list[str]:
+    return [text.replace("|", "\\|") for text in texts]
 
 
 def _layout(head: Sequence[str], columns: Sequence[Sequence[str]], widths: Sequence[int], multiline: bool,

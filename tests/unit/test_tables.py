@@ -145,3 +145,14 @@ RENDERED = [
 def test_text_and_markdown_layout(headers, rows, table, markdown):
     assert tables.render(headers, rows, "table") == table
     assert tables.render(headers, rows, "markdown") == markdown
+
+
+def test_a_pipe_in_a_markdown_cell_is_escaped_so_the_row_keeps_its_columns():
+    """A failure reason joins the host's lines with " | ": `run/report/hosts --format markdown` split it into
+    cells of their own (the report page escaped it, the printed table did not)."""
+    reason = "Ship the runner: cat: write error: No space left on device | exit code 1"
+    text = tables.render(["host", "status", "reason"], [["a|b", "failed", reason]], "markdown")
+    body = text.splitlines()[2]
+    assert body.replace("\\|", "").count("|") == 4  # the borders of three cells only
+    assert "a\\|b" in body and "No space left on device \\| exit code 1" in body
+    assert tables.render(["host"], [["a|b"]], "table").splitlines()[2] == "a|b"  # plain tables as they were
