@@ -172,6 +172,16 @@ def failure_reason(event: HostEvent) -> str:
     return f"{event.task}: {' | '.join(parts) or 'failed'}"
 
 
+def unreachable_reason(event: HostEvent) -> str:
+    """ssh's words on one line, as failure_reason's (`…during banner exchange | Connection to … timed out`): a
+    reason is one row of every table, and a line break split it in Markdown."""
+    return f"{event.task}: {one_line(event.message) or 'unreachable'}"
+
+
+def one_line(text: str) -> str:
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 # --- the run -----------------------------------------------------------------------------------
 
 class Collector:
@@ -216,10 +226,10 @@ class Collector:
         if self.bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
             # launch and collect: one failed pass is not the end of a host (orchestrator/bench.py retries)
             state.poll_problem = HOST_UNREACHABLE if event.kind == "unreachable" else HOST_FAILED
-            state.poll_message = (f"{event.task}: {event.message or 'unreachable'}" if event.kind == "unreachable"
+            state.poll_message = (unreachable_reason(event) if event.kind == "unreachable"
                                   else failure_reason(event))
         elif event.kind == "unreachable":
-            fail(state, HOST_UNREACHABLE, f"{event.task}: {event.message or 'unreachable'}")
+            fail(state, HOST_UNREACHABLE, unreachable_reason(event))
             progress.phase, progress.message, changed = "unreachable", event.message[:80], True
         elif event.kind == "failed" and not event.ignored:
             fail(state, HOST_FAILED, failure_reason(event))
@@ -365,7 +375,7 @@ def diagnose_hidden_hops(driver: Driver, collector: Collector) -> None:
                 on_event=keep, hosts=hidden)
     for name, message in found.items():
         state = collector.hosts[name]
-        state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {message}"
+        state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {one_line(message)}"
 
 
 def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions | MatrixRequest, *,

@@ -353,3 +353,14 @@ def test_a_large_fleet_gets_one_summary_line_not_a_line_per_host():
         view.host(name).phase = "done"
     view.refresh("c")  # every host done: said at once
     assert stream.getvalue().splitlines()[-1] == "4 hosts: 3 done, 1 failed"
+
+
+def test_an_unreachable_hosts_reason_is_one_line(tmp_path):
+    collector, state = make_collector(tmp_path)
+    collector.on_event(host_event(runner_event(
+        "runner_on_unreachable", host=state.name, task="Detect host facts",
+        msg="Failed to connect to the host via ssh: Connection timed out during banner exchange\r\n"
+            "Connection to 127.0.0.251 port 2299 timed out\n")))
+    assert state.result.status == HOST_UNREACHABLE
+    assert state.result.reason == ("Detect host facts: Failed to connect to the host via ssh: Connection timed out "
+                                   "during banner exchange | Connection to 127.0.0.251 port 2299 timed out")
