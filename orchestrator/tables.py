@@ -141,6 +141,8 @@ def _fitted(head: list[str], columns: list[list[str]], width: int, drop: Sequenc
     for i, target in zip(kept, targets):
         header, cut_header = _wrap(head[i], target)
         cells = [_wrap(text, target) for text in columns[i]]
+        if len({text for text, _ in cells}) < len(set(columns[i])):  # router-…-01 and -02 cut alike: keep their ends
+            cells = [_wrap(text, target, middle=True) for text in columns[i]]
         if cut_header or any(cut for _, cut in cells):
             abbreviated.append(i)
         new_head.append(header)
@@ -216,8 +218,9 @@ def _shrink(widths: list[int], floors: list[int], excess: int) -> list[int]:
     return widths
 
 
-def _wrap(text: str, width: int) -> tuple[str, bool]:
-    """A value within `width`: its lines wrapped at spaces, a word longer than that cut with "…"; and whether cut."""
+def _wrap(text: str, width: int, middle: bool = False) -> tuple[str, bool]:
+    """A value within `width`: its lines wrapped at spaces, a word longer than that cut with "…" (at its end, or in
+    its `middle` to keep the end that tells it apart); and whether cut."""
     if _lines_width(text) <= width:
         return text, False
     lines: list[str] = []
@@ -225,7 +228,8 @@ def _wrap(text: str, width: int) -> tuple[str, bool]:
     for line in text.splitlines():
         for part in _wrapped(line, width) or [""]:
             if len(part) > width:
-                part, cut = part[:max(width - 1, 0)] + "…", True
+                tail = (width - 1) // 2 if middle else 0
+                part, cut = part[:max(width - 1 - tail, 0)] + "…" + (part[-tail:] if tail else ""), True
             lines.append(part)
     return "\n".join(lines), cut
 
