@@ -231,6 +231,7 @@ class Interrupt:
     def __init__(self) -> None:
         self.requested = False
         self.signal_name = ""
+        self.cause = ""  # a stop of our own (stop), not a signal's
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> Interrupt:
@@ -249,7 +250,15 @@ class Interrupt:
 
     @property
     def reason(self) -> str:
+        if self.cause:
+            return self.cause
         return "interrupted (Ctrl-C)" if self.signal_name in ("", "SIGINT") else f"interrupted ({self.signal_name})"
+
+    def stop(self, cause: str) -> None:
+        """Stop the run as Ctrl-C does (openssl stopped on the hosts), for `cause`."""
+        if not self.requested:
+            self.requested, self.cause = True, cause
+            print(f"sslbench: {cause}: stopping the benchmark on every host ...", file=sys.stderr)
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:  # a second Ctrl-C: the user really wants out now
@@ -377,6 +386,9 @@ class Driver:
                 if on_event is not None:
                     try:
                         on_event(parsed)
+                    except OSError as exc:  # the results dir full, read-only or gone: nothing more can be kept
+                        if self.interrupt is not None:  # so the hosts need not go on measuring for nothing
+                            self.interrupt.stop(f"cannot write the results ({exc.strerror or exc})")
                     except Exception as exc:  # a bug of ours must not swallow the rest of the run's events
                         print(f"sslbench: internal error handling {parsed.kind} of {parsed.host} "
                               f"({parsed.task}): {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -364,3 +364,20 @@ def test_an_unreachable_hosts_reason_is_one_line(tmp_path):
     assert state.result.status == HOST_UNREACHABLE
     assert state.result.reason == ("Detect host facts: Failed to connect to the host via ssh: Connection timed out "
                                    "during banner exchange | Connection to 127.0.0.251 port 2299 timed out")
+
+
+def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_event(tmp_path, capsys):
+    """The results disk full mid-run: every event said `internal error … OSError` and the hosts measured on for
+    nothing (their copies removed by `forget` once shipped). Now the run stops as Ctrl-C does, said once."""
+    from orchestrator.runner import Interrupt
+
+    interrupt = Interrupt()
+    with Driver(tmp_path, tmp_path / "inv.yml", interrupt=interrupt) as driver:
+        def full(event):
+            raise OSError(28, "No space left on device", str(tmp_path / "r1" / "001.log"))
+        handle = driver._handler(full)
+        for _ in range(3):
+            assert handle(runner_event("runner_on_ok", stdout="@@sslbench-state running\n"), None) is True
+    assert interrupt.requested and interrupt.reason == "cannot write the results (No space left on device)"
+    err = capsys.readouterr().err
+    assert err.count("stopping the benchmark") == 1 and "internal error" not in err
