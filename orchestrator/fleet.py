@@ -388,9 +388,13 @@ def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions |
         hint = ("; give the vault password with --vault-password-file FILE or --ask-vault-pass"
                 if "vault" in said.lower() else "")
         raise UserError(f"Ansible failed before reaching any host: {said.rstrip('.') if hint else said}{hint}")
-    if not collector.hosts:
+    if not collector.hosts:  # Ansible only warns of an inventory it cannot read: say what it said
+        lines = protocol.without_markers(driver.last_stdout)
+        warned = [next((line.removeprefix("[WARNING]: ") for line in lines if re.search(prefix, line)), "")
+                  for prefix in (r"^\[WARNING\]: (Failed|Unable) to parse", r"^Origin: ")]
         raise UserError(f"no hosts matched in {driver.inventory}" +
                         (f" with --limit {driver.limit}" if driver.limit else "") +
+                        (f" (Ansible: {' | '.join(filter(None, warned))})" if any(warned) else "") +
                         "; check the inventory and the host pattern")
     diagnose_hidden_hops(driver, collector)
     installs = decide_installs(collector.hosts, no_provision=no_provision, upgrade=upgrade)

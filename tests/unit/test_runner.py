@@ -381,3 +381,31 @@ def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_ev
     assert interrupt.requested and interrupt.reason == "cannot write the results (No space left on device)"
     err = capsys.readouterr().err
     assert err.count("stopping the benchmark") == 1 and "internal error" not in err
+
+
+def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path):
+    """A YAML typo: Ansible only warns and finds no host; sslbench said "no hosts matched", not why."""
+    import pytest
+
+    from orchestrator.errors import UserError
+    from orchestrator.fleet import PlanOptions, detect_and_plan
+    from orchestrator.matrix import MatrixRequest
+
+    class Unparsed:
+        inventory, limit = tmp_path / "hosts.yml", None
+        last_stdout = ("[WARNING]: Failed to parse inventory with 'auto' plugin: YAML parsing failed: While parsing "
+                       "a flow sequence did not find expected ',' or ']'.\n\nFailed to parse inventory with 'auto' "
+                       "plugin.\n\n<<< caused by >>>\n\nOrigin: /x/hosts.yml:2:1\n\n[WARNING]: Unable to parse "
+                       "/x/hosts.yml as an inventory source\n[WARNING]: No inventory was parsed\n")
+
+        def play(self, **kw):
+            return "successful"
+
+    collector, _ = make_collector(tmp_path)
+    collector.hosts.clear()
+    with pytest.raises(UserError) as raised:
+        detect_and_plan(Unparsed(), collector, PlanOptions(MatrixRequest()), no_provision=False, upgrade=False)
+    assert str(raised.value) == (
+        f"no hosts matched in {tmp_path / 'hosts.yml'} (Ansible: Failed to parse inventory with 'auto' plugin: YAML "
+        "parsing failed: While parsing a flow sequence did not find expected ',' or ']'. | Origin: /x/hosts.yml:2:1); "
+        "check the inventory and the host pattern")
