@@ -245,7 +245,9 @@ class Interrupt:
 
     @property
     def exit_code(self) -> int:
-        """The shell's convention: 128 + the signal's number (130 for Ctrl-C)."""
+        """The shell's convention: 128 + the signal's number (130 for Ctrl-C); 2 for a stop of our own (stop)."""
+        if self.cause:
+            return 2
         return 128 + (signal.Signals[self.signal_name] if self.signal_name else signal.SIGINT)
 
     @property

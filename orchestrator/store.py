@@ -134,7 +134,7 @@ def _add_finished_hosts(run: Run, run_dir: Path) -> None:
         try:
             host = HostResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError):
-            continue  # a file cut short by the crash: its host stays as run.json had it
+            continue  # a file cut short by the crash: its host did not finish, as below
         finished[host.host] = host
     for host in run.hosts:  # never finished: not `ok` with no figures, as if it had measured nothing
         if host.host not in finished and host.status == HOST_OK:

@@ -379,6 +379,7 @@ def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_ev
         for _ in range(3):
             assert handle(runner_event("runner_on_ok", stdout="@@sslbench-state running\n"), None) is True
     assert interrupt.requested and interrupt.reason == "cannot write the results (No space left on device)"
+    assert interrupt.exit_code == 2  # bad environment, as the CLI's OSError: not 130 as if Ctrl-C
     err = capsys.readouterr().err
     assert err.count("stopping the benchmark") == 1 and "internal error" not in err
 
