@@ -52,12 +52,15 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int) ->
         f"dir={shlex.quote(work_dir(run_id))}",
         'if [ -s "$dir/pid" ]; then echo "@@sslbench-state started"; exit 0; fi  # launched before: answer lost',
         'rm -rf "$dir"',
-        'mkdir "$dir" && cd "$dir" || exit 1',
+        # a file cut short (/tmp full) must not run: say so, and leave no half work dir filling /tmp
+        'cannot() { echo "sslbench: cannot write $1 in $dir (is /tmp full or read-only?)" >&2; cd /; rm -rf "$dir";'
+        ' exit 1; }',
+        'mkdir "$dir" && cd "$dir" || cannot "the work dir"',
     ]
     for name, text in (("run.sh", (files / "sslbench-run.sh").read_text()),
                        ("conditions.sh", (files / "conditions.sh").read_text()), ("cells.txt", cells_text(plan.cells))):
         marker = HEREDOC.format(name.split(".")[0].upper())
-        parts += [f"cat > {name} <<'{marker}'", text.rstrip("\n"), marker]
+        parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
     parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}")
     return "\n".join(parts) + "\n"
 
@@ -120,11 +123,19 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
         for name in due:
             if _after_poll(collector, name, schedule[name], now):
                 del schedule[name]
-    if interrupt.requested:
-        unfinished = [name for name in launched if not collector.hosts[name].finished]
-        if unfinished:
-            driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run_id},
-                        on_event=collector.on_event, cancellable=False, hosts=unfinished)
+    left = left_behind(collector, launched, interrupt.requested)
+    if left:
+        driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run_id},
+                    on_event=collector.on_event, cancellable=False, hosts=left)
+
+
+def left_behind(collector: Collector, launched: list[str], interrupted: bool) -> list[str]:
+    """The hosts whose runner or work dir may still be there: stopped before they finished (Ctrl-C), or failed
+    (a runner that died, one far slower than planned, a poll that failed) - its openssl would go on burning a
+    router's CPU and its work dir filling a tmpfs /tmp. Not those unreachable, nor those done (`forget` cleaned)."""
+    hosts = collector.hosts
+    return [name for name in launched
+            if (interrupted and not hosts[name].finished) or hosts[name].result.status == HOST_FAILED]
 
 
 def launch(driver: Driver, collector: Collector, plans: dict[str, tuple[HostState, HostPlan]],
@@ -181,8 +192,9 @@ def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float)
         if schedule.died < 2:  # dead only if still so when looked at again
             schedule.due = now + DIED_RECHECK
             return False
+        said = state.poll_message.replace("\n", " | ")
         fail(state, HOST_FAILED, "the benchmark script on the host died" +
-             (f"; it said: {state.poll_message}" if state.poll_message else " (killed, out of memory, or /tmp wiped?)"))
+             (f"; it said: {said}" if said else " (killed, out of memory, or /tmp wiped?)"))
     elif state.poll_state == "stopped":
         fail(state, HOST_FAILED, "the benchmark was stopped on the host")
     elif state.poll_state != "finished":

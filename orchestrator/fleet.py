@@ -26,7 +26,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.progress import ProgressView
-from orchestrator.runner import PROXY_CLOSED, Driver, HostEvent, Interrupt
+from orchestrator.runner import GENERIC_FAILURE, PROXY_CLOSED, Driver, HostEvent, Interrupt
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
@@ -164,11 +164,22 @@ def failure_reason(event: HostEvent) -> str:
     if state == "stopped":
         return f"{event.task}: the benchmark was stopped on the host"
     said = " | ".join(protocol.without_markers(event.stdout)[-4:])[:400]
-    what = event.message if event.message and event.message != "non-zero return code" else ""
+    what = "" if event.message == GENERIC_FAILURE else " | ".join(
+        line.strip() for line in event.message.splitlines()[-4:] if line.strip())[:400]
     parts = [p for p in (what, said) if p]
     if event.rc not in (None, 0):
         parts.append(f"exit code {event.rc}")
     return f"{event.task}: {' | '.join(parts) or 'failed'}"
+
+
+def unreachable_reason(event: HostEvent) -> str:
+    """ssh's words on one line, as failure_reason's (`…during banner exchange | Connection to … timed out`): a
+    reason is one row of every table, and a line break split it in Markdown."""
+    return f"{event.task}: {one_line(event.message) or 'unreachable'}"
+
+
+def one_line(text: str) -> str:
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -215,10 +226,10 @@ class Collector:
         if self.bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
             # launch and collect: one failed pass is not the end of a host (orchestrator/bench.py retries)
             state.poll_problem = HOST_UNREACHABLE if event.kind == "unreachable" else HOST_FAILED
-            state.poll_message = (f"{event.task}: {event.message or 'unreachable'}" if event.kind == "unreachable"
+            state.poll_message = (unreachable_reason(event) if event.kind == "unreachable"
                                   else failure_reason(event))
         elif event.kind == "unreachable":
-            fail(state, HOST_UNREACHABLE, f"{event.task}: {event.message or 'unreachable'}")
+            fail(state, HOST_UNREACHABLE, unreachable_reason(event))
             progress.phase, progress.message, changed = "unreachable", event.message[:80], True
         elif event.kind == "failed" and not event.ignored:
             fail(state, HOST_FAILED, failure_reason(event))
@@ -230,7 +241,7 @@ class Collector:
             state.poll_state = protocol.state(event.stdout)
             state.poll_message = protocol.runner_output(event.stdout)
             state.poll_at = time.monotonic()
-        if protocol.PROGRESS in event.stdout:
+        if protocol.PROGRESS in event.stdout and not state.finished:  # a finished host's result is final
             text = protocol.progress_part(event.stdout)
             self.exit_codes.setdefault(event.host, {}).update(protocol.exit_codes(text))
             if progress.phase in ("waiting", "detect", "provision"):
@@ -254,6 +265,7 @@ class Collector:
             return  # only files the plan named: a host cannot choose our file names
         self._store(state, f"{cell_id}.log", text)  # raw: openssl's output, then conditions.sh's evidence
         output, evidence = protocol.split_evidence(text)
+        output = protocol.without_cut_line(output)
         rc = self.exit_codes.get(state.name, {}).get(cell_id)
         found = cell_measurements(cell, output, state.result.openssl.version, rc)
         state.result.measurements.extend(found)
@@ -363,7 +375,7 @@ def diagnose_hidden_hops(driver: Driver, collector: Collector) -> None:
                 on_event=keep, hosts=hidden)
     for name, message in found.items():
         state = collector.hosts[name]
-        state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {message}"
+        state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {one_line(message)}"
 
 
 def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions | MatrixRequest, *,
@@ -376,9 +388,13 @@ def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions |
         hint = ("; give the vault password with --vault-password-file FILE or --ask-vault-pass"
                 if "vault" in said.lower() else "")
         raise UserError(f"Ansible failed before reaching any host: {said.rstrip('.') if hint else said}{hint}")
-    if not collector.hosts:
+    if not collector.hosts:  # Ansible only warns of an inventory it cannot read: say what it said
+        lines = protocol.without_markers(driver.last_stdout)
+        warned = [next((line.removeprefix("[WARNING]: ") for line in lines if re.search(prefix, line)), "")
+                  for prefix in (r"^\[WARNING\]: (Failed|Unable) to parse", r"^Origin: ")]
         raise UserError(f"no hosts matched in {driver.inventory}" +
                         (f" with --limit {driver.limit}" if driver.limit else "") +
+                        (f" (Ansible: {' | '.join(filter(None, warned))})" if any(warned) else "") +
                         "; check the inventory and the host pattern")
     diagnose_hidden_hops(driver, collector)
     installs = decide_installs(collector.hosts, no_provision=no_provision, upgrade=upgrade)

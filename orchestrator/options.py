@@ -15,8 +15,8 @@ from orchestrator.matrix import MatrixRequest
 def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--inventory", metavar="INVENTORY",
                    help="Ansible inventory (YAML or INI file, or directory); default: this machine")
-    p.add_argument("--limit", metavar="PATTERN", help="Ansible host pattern: only these hosts")
-    p.add_argument("--forks", type=int, metavar="N", help="hosts worked on in parallel (Ansible forks)")
+    p.add_argument("--limit", type=_pattern, metavar="PATTERN", help="Ansible host pattern: only these hosts")
+    p.add_argument("--forks", type=_forks, metavar="N", help="hosts worked on in parallel (Ansible forks)")
     p.add_argument("--insecure-no-host-key-check", action="store_true",
                    help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
     sites = p.add_argument_group("site workers", "run the hosts of a pattern from another machine (ansible-runner "
@@ -43,6 +43,20 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     ansible.add_argument("-J", "--ask-vault-pass", action="store_true", help="ask for the vault password")
     ansible.add_argument("-v", "--verbose", action="count", default=0,
                          help="Ansible's verbosity (-vvv: SSH commands) in ansible-stdout.txt")
+
+
+def _pattern(text: str) -> str:
+    """--limit: Ansible reads an empty pattern as every host (`--limit "$HOSTS"` with HOSTS unset ran the fleet)."""
+    if not text.strip(" ,"):
+        raise argparse.ArgumentTypeError("an empty pattern would be every host; leave --limit out for that")
+    return text
+
+
+def _forks(text: str) -> int:
+    """--forks: 1 or more (0 was the default quietly, a negative number Ansible's whole usage text)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a number of hosts at once, 1 or more (got '{text}')")
+    return int(text)
 
 
 def add_matrix_options(p: argparse.ArgumentParser) -> None:

@@ -66,7 +66,7 @@ def split_logs(stdout: str) -> list[tuple[str, str]]:
         if line.startswith(LOG):
             current, lines = line[len(LOG):].strip(), []
         elif current is not None and line.strip() == f"{ENDLOG}{current}":
-            logs.append((current, "\n".join(lines).rstrip("\n") + "\n"))
+            logs.append((current, "\n".join(lines)))  # the file as it is: ship_logs' `echo ""` was the last \n
             current = None
         elif current is not None:
             lines.append(line)
@@ -144,6 +144,13 @@ def subsection(line: str) -> tuple[str, str] | None:
         return None
     parts = line[len(SUBSECTION):].split(None, 1)
     return (parts[0] if parts else "", parts[1].strip() if len(parts) > 1 else "")
+
+
+def without_cut_line(output: str) -> str:
+    """openssl's output of a cell without a last line cut short: openssl ends every line it prints, so output
+    that does not end in a newline was cut (the host's /tmp full, the runner killed mid-write), and its last
+    figure may have lost digits (`+F:…:39467596.04` stored as `+F:…:3946`)."""
+    return output if not output or output.endswith("\n") else output[:output.rfind("\n") + 1]
 
 
 def split_evidence(text: str) -> tuple[str, str]:

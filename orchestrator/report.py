@@ -435,8 +435,8 @@ def render_markdown(runs: Sequence[Run], out_path: Path | str,
         elif isinstance(block, Note):
             parts.append(f"_{_md_escape(block.text)}_")
         elif isinstance(block, Table):
-            rows = [[_md_escape(str(c)) for c in row] for row in block.rows]
-            parts.append(tables.render([_md_escape(h) for h in block.headers], rows, "markdown"))
+            rows = [[_md_escape(str(c), pipe=False) for c in row] for row in block.rows]  # render escapes `|`
+            parts.append(tables.render([_md_escape(h, pipe=False) for h in block.headers], rows, "markdown"))
         elif isinstance(block, Figure):
             name = f"{out_path.stem}-{block.slug}.png"
             _write_bytes(out_path.parent / name, block.png)
@@ -444,8 +444,8 @@ def render_markdown(runs: Sequence[Run], out_path: Path | str,
     return _write(out_path, "\n\n".join(parts) + "\n")
 
 
-def _md_escape(text: str) -> str:
-    return re.sub(r"([|*_`\[\]<>])", r"\\\1", text)
+def _md_escape(text: str, pipe: bool = True) -> str:
+    return re.sub(r"([|*_`\[\]<>])" if pipe else r"([*_`\[\]<>])", r"\\\1", text)
 
 
 def _write(path: Path, text: str) -> Path:

@@ -99,6 +99,9 @@ def _copy_inventory(inventory: Path, into: Path) -> None:
             shutil.copytree(inventory.parent / sub, into / sub)
 
 
+GENERIC_FAILURE = "non-zero return code"  # Ansible's msg of a raw task that exited non-zero
+
+
 def host_event(event: dict[str, Any]) -> HostEvent | None:
     """A runner event as a HostEvent, or None when it is about no host (playbook start, stats...)."""
     kind = _KINDS.get(event.get("event", ""))
@@ -109,8 +112,9 @@ def host_event(event: dict[str, Any]) -> HostEvent | None:
     res = data.get("res") or {}
     stdout = res.get("stdout") or ""
     message = res.get("msg") or ""
-    if kind == "failed" and not message:
-        message = res.get("stderr") or ""
+    stderr = res.get("stderr")
+    if kind == "failed" and message in ("", GENERIC_FAILURE) and isinstance(stderr, str) and stderr.strip():
+        message = stderr  # what the host said, not raw's "non-zero return code" (a script run without a pty)
     if not isinstance(message, str):
         message = json.dumps(message)
     return HostEvent(kind=kind, host=str(host), task=str(data.get("task") or ""),
@@ -227,6 +231,7 @@ class Interrupt:
     def __init__(self) -> None:
         self.requested = False
         self.signal_name = ""
+        self.cause = ""  # a stop of our own (stop), not a signal's
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> Interrupt:
@@ -240,12 +245,22 @@ class Interrupt:
 
     @property
     def exit_code(self) -> int:
-        """The shell's convention: 128 + the signal's number (130 for Ctrl-C)."""
+        """The shell's convention: 128 + the signal's number (130 for Ctrl-C); 2 for a stop of our own (stop)."""
+        if self.cause:
+            return 2
         return 128 + (signal.Signals[self.signal_name] if self.signal_name else signal.SIGINT)
 
     @property
     def reason(self) -> str:
+        if self.cause:
+            return self.cause
         return "interrupted (Ctrl-C)" if self.signal_name in ("", "SIGINT") else f"interrupted ({self.signal_name})"
+
+    def stop(self, cause: str) -> None:
+        """Stop the run as Ctrl-C does (openssl stopped on the hosts), for `cause`."""
+        if not self.requested:
+            self.requested, self.cause = True, cause
+            print(f"sslbench: {cause}: stopping the benchmark on every host ...", file=sys.stderr)
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:  # a second Ctrl-C: the user really wants out now
@@ -373,6 +388,9 @@ class Driver:
                 if on_event is not None:
                     try:
                         on_event(parsed)
+                    except OSError as exc:  # the results dir full, read-only or gone: nothing more can be kept
+                        if self.interrupt is not None:  # so the hosts need not go on measuring for nothing
+                            self.interrupt.stop(f"cannot write the results ({exc.strerror or exc})")
                     except Exception as exc:  # a bug of ours must not swallow the rest of the run's events
                         print(f"sslbench: internal error handling {parsed.kind} of {parsed.host} "
                               f"({parsed.task}): {type(exc).__name__}: {exc}", file=sys.stderr)

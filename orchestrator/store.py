@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Sequence
 
 from orchestrator.errors import UserError
-from orchestrator.model import SCHEMA_VERSION, HostResult, Run
+from orchestrator.model import HOST_FAILED, HOST_OK, SCHEMA_VERSION, HostResult, Run
 
 RUN_FILE = "run.json"
 HOST_FILE = "host.json"  # <run>/<host>/host.json: a host's result, written when it finishes
 DEFAULT_RESULTS = Path("results")
+# the reason of a host an unfinished run.json lists without its host.json
+UNFINISHED = ("did not finish: the run was stopped before this host finished (or is still running); "
+              "its raw logs are in its directory of the run")
 
 _COMPACT = (",", ":")  # json.dumps separators without spaces
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -131,8 +134,12 @@ def _add_finished_hosts(run: Run, run_dir: Path) -> None:
         try:
             host = HostResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError):
-            continue  # a file cut short by the crash: its host stays as run.json had it
+            continue  # a file cut short by the crash: its host did not finish, as below
         finished[host.host] = host
+    for host in run.hosts:  # never finished: not `ok` with no figures, as if it had measured nothing
+        if host.host not in finished and host.status == HOST_OK:
+            host.status, host.reason = HOST_FAILED, UNFINISHED
+            host.flags.append("incomplete")
     run.hosts = [finished.pop(h.host, h) for h in run.hosts] + list(finished.values())
 
 

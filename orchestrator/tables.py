@@ -57,6 +57,8 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown:
     """
     head = [str(header) for header in headers]  # headers are kept as given
     texts = [["" if value is None else str(value) for value in column] for column in zip(*rows)]
+    if markdown:  # a `|` in a value (a failure reason's " | ", a host alias) would end its cell
+        head, texts = _md_cells(head), [_md_cells(column) for column in texts]
     multiline = any(_LINE_BREAK.search(text) for text in (*head, *map("".join, texts)))  # before the strip
     columns = [[text.strip() for text in column] for column in texts] if rows else [[] for _ in head]
     text_width: Callable[[str], int] = _lines_width if multiline else len
@@ -65,6 +67,10 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown:
     if width is not None and _total(widths) > width:
         return _fitted(head, columns, width, drop)
     return _layout(head, columns, widths, multiline, markdown)
+
+
+def _md_cells(texts: Sequence[str]) -> list[str]:
+    return [text.replace("|", "\\|") for text in texts]
 
 
 def _layout(head: Sequence[str], columns: Sequence[Sequence[str]], widths: Sequence[int], multiline: bool,
@@ -135,6 +141,8 @@ def _fitted(head: list[str], columns: list[list[str]], width: int, drop: Sequenc
     for i, target in zip(kept, targets):
         header, cut_header = _wrap(head[i], target)
         cells = [_wrap(text, target) for text in columns[i]]
+        if len({text for text, _ in cells}) < len(set(columns[i])):  # router-…-01 and -02 cut alike: keep their ends
+            cells = [_wrap(text, target, middle=True) for text in columns[i]]
         if cut_header or any(cut for _, cut in cells):
             abbreviated.append(i)
         new_head.append(header)
@@ -210,8 +218,9 @@ def _shrink(widths: list[int], floors: list[int], excess: int) -> list[int]:
     return widths
 
 
-def _wrap(text: str, width: int) -> tuple[str, bool]:
-    """A value within `width`: its lines wrapped at spaces, a word longer than that cut with "…"; and whether cut."""
+def _wrap(text: str, width: int, middle: bool = False) -> tuple[str, bool]:
+    """A value within `width`: its lines wrapped at spaces, a word longer than that cut with "…" (at its end, or in
+    its `middle` to keep the end that tells it apart); and whether cut."""
     if _lines_width(text) <= width:
         return text, False
     lines: list[str] = []
@@ -219,7 +228,8 @@ def _wrap(text: str, width: int) -> tuple[str, bool]:
     for line in text.splitlines():
         for part in _wrapped(line, width) or [""]:
             if len(part) > width:
-                part, cut = part[:max(width - 1, 0)] + "…", True
+                tail = (width - 1) // 2 if middle else 0
+                part, cut = part[:max(width - 1 - tail, 0)] + "…" + (part[-tail:] if tail else ""), True
             lines.append(part)
     return "\n".join(lines), cut
 

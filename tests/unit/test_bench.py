@@ -104,3 +104,27 @@ def test_a_pass_that_brought_no_word_of_a_host_counts_as_an_ssh_failure(tmp_path
         state.poll_state = state.poll_problem = None
     assert bench._after_poll(collector, state.name, schedule, 100.0)
     assert state.result.status == HOST_UNREACHABLE and "no answer" in state.result.reason
+
+
+def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_done(tmp_path):
+    """A runner that died or ran far past its deadline left its openssl and work dir on the host (a router's tmpfs
+    /tmp stayed full): the cleanup play is for them too, not only after Ctrl-C."""
+    collector, state = make_collector(tmp_path, host="dead")
+    died = "@@sslbench-progress\n@@sslbench-runner-output\n./run.sh: 106: echo: echo: I/O error\nsh: x\n" \
+           "@@sslbench-state died\n"
+    _, schedule = poll(collector, state, died)
+    poll(collector, state, died, schedule=schedule)
+    assert state.result.status == HOST_FAILED and "\n" not in state.result.reason  # one line in every table
+    for name, status in (("gone", HOST_UNREACHABLE), ("fine", HOST_OK), ("running", HOST_OK)):
+        other = collector.host(name)
+        other.result.status, other.finished = status, name != "running"
+    launched = ["dead", "gone", "fine", "running"]
+    assert bench.left_behind(collector, launched, interrupted=False) == ["dead"]
+    assert bench.left_behind(collector, launched, interrupted=True) == ["dead", "running"]
+    # what the cleanup ships of a host already finished changes nothing: its result is final
+    measured = len(state.result.measurements)
+    cell_id = state.plan.cells[0].id
+    collector.on_event(host_event(runner_event(
+        "runner_on_ok", host="dead", task="Ship the logs of the finished cells",
+        stdout=f"@@sslbench-progress\n@@sslbench-log {cell_id}\n+F:1:x:2\n\n@@sslbench-endlog {cell_id}\n")))
+    assert len(state.result.measurements) == measured

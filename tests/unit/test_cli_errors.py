@@ -44,3 +44,19 @@ def test_a_command_loads_only_its_own_module():
              "    pass\nprint('ansible_runner' in sys.modules, 'orchestrator.commands.run' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
     assert "--json" in done.stdout and done.stdout.splitlines()[-1] == "False False"
+
+
+def test_an_empty_limit_or_a_forks_under_one_is_refused_before_any_host_is_reached(capsys):
+    """Ansible reads `--limit ""` as every host: `sslbench run --limit "$HOSTS"` with HOSTS unset benchmarked the
+    whole fleet. --forks 0 was quietly the default, a negative one Ansible's whole usage text."""
+    import pytest
+
+    for command in ("run", "hosts"):
+        for bad in (["--limit", ""], ["--limit", " , "], ["--forks", "0"], ["--forks", "-3"], ["--forks", "x"]):
+            with pytest.raises(SystemExit) as exit_info:
+                cli.main([command, *bad])
+            assert exit_info.value.code == 2
+            err = capsys.readouterr().err
+            assert f"argument {bad[0]}:" in err and "Traceback" not in err
+    args = cli.build_parser("run").parse_args(["run", "--limit", "pi*,!pi9", "--forks", "3"])
+    assert (args.limit, args.forks) == ("pi*,!pi9", 3)

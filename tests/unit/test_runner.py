@@ -155,6 +155,19 @@ def test_opkg_failure_reason_keeps_the_last_lines():
     assert "exit code 255" in reason
 
 
+def test_a_failed_launch_is_told_by_the_hosts_stderr_not_its_login_banner():
+    """sslbench_launch runs without a pty: the host's words are in stderr, behind raw's generic msg."""
+    ev = host_event(runner_event(
+        "runner_on_failed", task="Ship the runner and its cells, and start it", msg="non-zero return code", rc=1,
+        stdout="Raspberry Pi OS: start-up banner\n\x1b]0;root@pi: /root\x07",
+        stderr="cat: write error: No space left on device\n"
+               "sslbench: cannot write run.sh in /tmp/sslbench.x (is /tmp full or read-only?)\n"))
+    reason = failure_reason(ev)
+    assert reason.startswith("Ship the runner and its cells, and start it: cat: write error: No space left on device"
+                             " | sslbench: cannot write run.sh"), reason
+    assert reason.endswith("exit code 1")
+
+
 def make_collector(tmp_path, host="r1"):
     run_dir = store.new_run_dir(tmp_path)
     run = Run(run_id=run_dir.name, created="now")
@@ -188,6 +201,23 @@ def test_collector_stores_logs_and_saves_the_run_when_a_host_finishes(tmp_path):
     assert host.status == HOST_UNREACHABLE and "ssh" in host.reason
     assert len(host.measurements) == 6  # the finished cell was kept
     assert "incomplete" in host.flags
+
+
+def test_a_log_cut_short_on_the_host_never_gives_a_figure_from_its_cut_line(tmp_path):
+    """The host's /tmp filled while openssl wrote: the log ends inside the last figure, no newline, no evidence.
+    `+F:…:3603096935.06` cut to `…:3603` was a plain ok 3.6 kB/s at 16384 bytes."""
+    collector, state = make_collector(tmp_path)
+    cut = MR_LOG.rstrip("\n")[:-len("096935.06")]
+    assert cut.endswith(":3603")
+    cell_id = state.plan.cells[0].id
+    # run.sh's ship_logs: `cat "$log"; echo ""`
+    poll = (f"@@sslbench-progress\nstart 1 2 {cell_id}\ndone 1 2 {cell_id} 0\n"
+            f"@@sslbench-log {cell_id}\n{cut}\n@@sslbench-endlog {cell_id}\n@@sslbench-state running\n")
+    collector.on_event(host_event(runner_event("runner_retry", host=state.name, stdout=poll)))
+    by_size = {m.block_size: m for m in state.result.measurements}
+    assert by_size[16384].bytes_per_second != 3603.0
+    assert all("partial" in m.flags for m in by_size.values())  # from the progress lines, and said so
+    assert (collector.host_path(state) / f"{cell_id}.log").read_text() == cut  # the raw log as the host had it
 
 
 def test_collector_marks_missing_cells_when_the_run_stops(tmp_path):
@@ -323,3 +353,60 @@ def test_a_large_fleet_gets_one_summary_line_not_a_line_per_host():
         view.host(name).phase = "done"
     view.refresh("c")  # every host done: said at once
     assert stream.getvalue().splitlines()[-1] == "4 hosts: 3 done, 1 failed"
+
+
+def test_an_unreachable_hosts_reason_is_one_line(tmp_path):
+    collector, state = make_collector(tmp_path)
+    collector.on_event(host_event(runner_event(
+        "runner_on_unreachable", host=state.name, task="Detect host facts",
+        msg="Failed to connect to the host via ssh: Connection timed out during banner exchange\r\n"
+            "Connection to 127.0.0.251 port 2299 timed out\n")))
+    assert state.result.status == HOST_UNREACHABLE
+    assert state.result.reason == ("Detect host facts: Failed to connect to the host via ssh: Connection timed out "
+                                   "during banner exchange | Connection to 127.0.0.251 port 2299 timed out")
+
+
+def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_event(tmp_path, capsys):
+    """The results disk full mid-run: every event said `internal error … OSError` and the hosts measured on for
+    nothing (their copies removed by `forget` once shipped). Now the run stops as Ctrl-C does, said once."""
+    from orchestrator.runner import Interrupt
+
+    interrupt = Interrupt()
+    with Driver(tmp_path, tmp_path / "inv.yml", interrupt=interrupt) as driver:
+        def full(event):
+            raise OSError(28, "No space left on device", str(tmp_path / "r1" / "001.log"))
+        handle = driver._handler(full)
+        for _ in range(3):
+            assert handle(runner_event("runner_on_ok", stdout="@@sslbench-state running\n"), None) is True
+    assert interrupt.requested and interrupt.reason == "cannot write the results (No space left on device)"
+    assert interrupt.exit_code == 2  # bad environment, as the CLI's OSError: not 130 as if Ctrl-C
+    err = capsys.readouterr().err
+    assert err.count("stopping the benchmark") == 1 and "internal error" not in err
+
+
+def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path):
+    """A YAML typo: Ansible only warns and finds no host; sslbench said "no hosts matched", not why."""
+    import pytest
+
+    from orchestrator.errors import UserError
+    from orchestrator.fleet import PlanOptions, detect_and_plan
+    from orchestrator.matrix import MatrixRequest
+
+    class Unparsed:
+        inventory, limit = tmp_path / "hosts.yml", None
+        last_stdout = ("[WARNING]: Failed to parse inventory with 'auto' plugin: YAML parsing failed: While parsing "
+                       "a flow sequence did not find expected ',' or ']'.\n\nFailed to parse inventory with 'auto' "
+                       "plugin.\n\n<<< caused by >>>\n\nOrigin: /x/hosts.yml:2:1\n\n[WARNING]: Unable to parse "
+                       "/x/hosts.yml as an inventory source\n[WARNING]: No inventory was parsed\n")
+
+        def play(self, **kw):
+            return "successful"
+
+    collector, _ = make_collector(tmp_path)
+    collector.hosts.clear()
+    with pytest.raises(UserError) as raised:
+        detect_and_plan(Unparsed(), collector, PlanOptions(MatrixRequest()), no_provision=False, upgrade=False)
+    assert str(raised.value) == (
+        f"no hosts matched in {tmp_path / 'hosts.yml'} (Ansible: Failed to parse inventory with 'auto' plugin: YAML "
+        "parsing failed: While parsing a flow sequence did not find expected ',' or ']'. | Origin: /x/hosts.yml:2:1); "
+        "check the inventory and the host pattern")

@@ -380,6 +380,36 @@ def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_lau
         shutil.rmtree(work, ignore_errors=True)
 
 
+def test_a_launcher_that_cannot_write_its_files_stops_says_why_and_leaves_no_work_dir(tmp_path):
+    """/tmp full on the host: `cat > run.sh` writes part of the file and fails. The cut script must never run
+    (it did: `run.sh: Syntax error: end of file unexpected`), and the half work dir must not stay in /tmp."""
+    from orchestrator import bench
+    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
+
+    _, fake = workdir(tmp_path, [])
+    plan = HostPlan(host="h", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)))
+    plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
+                               args=["speed", "table"], seconds=2.0))
+    run_id = f"unitfull{os.getpid()}"
+    work = Path(bench.work_dir(run_id))
+    bin_dir = tmp_path / "full-bin"
+    bin_dir.mkdir()
+    for tool in SH_ONLY_TOOLS:
+        if tool != "cat":
+            (bin_dir / tool).symlink_to(shutil.which(tool))
+    (bin_dir / "cat").write_text('#!/bin/sh\nhead -c 4000\necho "cat: write error: No space left on device" >&2\n'
+                                 'exit 1\n')
+    (bin_dir / "cat").chmod(0o755)
+    try:
+        out = subprocess.run(["/bin/sh", "-s"], input=bench.launcher_script(run_id, plan, str(fake), 0),
+                             capture_output=True, text=True, env={"PATH": str(bin_dir)}, timeout=30)
+        assert out.returncode == 1 and "@@sslbench-state started" not in out.stdout
+        assert "cannot write run.sh" in out.stderr and "No space left on device" in out.stderr
+        assert "Syntax error" not in out.stderr and not work.exists()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_forget_keeps_a_work_dir_with_logs_not_yet_shipped(tmp_path):
     work, fake = workdir(tmp_path, [("001-a", "speed -mr")])
     assert sh(work, "start", str(fake)).returncode == 0  # finished, its log not yet polled

@@ -200,10 +200,30 @@ def test_a_run_at_work_is_read_with_its_finished_hosts_and_written_whole_at_the_
     (run_dir / "a").mkdir()
     (run_dir / "a" / store.HOST_FILE).write_text('{"host": "a", "measure')  # cut short by a crash
     loaded = store.load_run(run_dir)
-    assert [(h.host, len(h.measurements), h.status) for h in loaded.hosts] == [("a", 0, "ok"), ("b", 1, "ok"),
+    assert [(h.host, len(h.measurements), h.status) for h in loaded.hosts] == [("a", 0, "failed"), ("b", 1, "ok"),
                                                                                   ("c", 0, "failed")]
+    assert loaded.hosts[0].reason == store.UNFINISHED and loaded.hosts[0].flags == ["incomplete"]
     # complete: run.json is the whole truth, host files are not read again
     loaded.complete = True
     loaded.hosts = loaded.hosts[:1]
     store.save_run(run_dir, loaded)
     assert [h.host for h in store.load_run(run_dir).hosts] == ["a"]
+
+
+def test_a_run_killed_before_any_host_finished_lists_every_host_as_unfinished_in_every_format(tmp_path):
+    """Ctrl-C twice (abort at once) or a killed controller: run.json as written after detect, no host.json. The
+    report said `(no measurements)` and JSON `[]`, as if the hosts had measured nothing."""
+    import json as json_module
+
+    from orchestrator import tables
+    from orchestrator.model import HostResult, Run
+
+    run_dir = store.new_run_dir(tmp_path)
+    store.save_run(run_dir, Run(run_id=run_dir.name, created="now", complete=False,
+                                hosts=[HostResult("pi4"), HostResult("gone", status="unreachable", reason="refused")]))
+    run = store.load_run(run_dir)
+    for fmt in ("table", "markdown", "csv"):
+        text = tables.render_runs([run], fmt)
+        assert "pi4" in text and "did not finish" in text and "refused" in text, text
+    records = json_module.loads(tables.render_runs([run], "json"))
+    assert [(r["host"], r["status"]) for r in records] == [("pi4", "failed"), ("gone", "unreachable")]

@@ -145,3 +145,28 @@ RENDERED = [
 def test_text_and_markdown_layout(headers, rows, table, markdown):
     assert tables.render(headers, rows, "table") == table
     assert tables.render(headers, rows, "markdown") == markdown
+
+
+def test_a_pipe_in_a_markdown_cell_is_escaped_so_the_row_keeps_its_columns():
+    """A failure reason joins the host's lines with " | ": `run/report/hosts --format markdown` split it into
+    cells of their own (the report page escaped it, the printed table did not)."""
+    reason = "Ship the runner: cat: write error: No space left on device | exit code 1"
+    text = tables.render(["host", "status", "reason"], [["a|b", "failed", reason]], "markdown")
+    body = text.splitlines()[2]
+    assert body.replace("\\|", "").count("|") == 4  # the borders of three cells only
+    assert "a\\|b" in body and "No space left on device \\| exit code 1" in body
+    assert tables.render(["host"], [["a|b"]], "table").splitlines()[2] == "a|b"  # plain tables as they were
+
+
+def test_long_host_names_cut_alike_keep_the_end_that_tells_them_apart():
+    """A fleet numbered at the end: cut at their end, router-…-01 and router-…-02 read as one host whose rows
+    differ. Only then is the middle cut; a column whose cut values stay apart is cut at the end as before."""
+    rows = [[f"datacenter-west-building-a-floor-3-rack-12-router-{n:02d}", "ok", "DD-WRT"] for n in (1, 2, 2)]
+    text = tables.render(["host", "status", "os"], rows, "table", 40)
+    hosts = [line.split()[0] for line in text.splitlines()[2:5]]
+    assert len(set(hosts)) == 2 and hosts[0].endswith("router-01") and hosts[1].endswith("router-02"), text
+    assert all(len(line) <= 40 for line in text.splitlines()) and "abbreviated host" in text
+    apart = tables.render(["host", "os"], [["a-very-long-host-name-number-one", "x"], ["another-long-name-of-a-host",
+                                                                                       "y"]], "table", 26)
+    cut = [line.split()[0] for line in apart.splitlines()[2:4]]
+    assert all(host.endswith("…") for host in cut) and cut[0].startswith("a-very-long") and cut[0] != cut[1], apart
