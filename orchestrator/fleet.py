@@ -35,6 +35,13 @@ CONDITION_LOGS = ("conditions-idle", "conditions-before", "conditions-after")
 DEFAULT_IDLE_WAIT = 60
 SNAPSHOT_SECONDS = 3  # each of the before/after snapshots (openssl engine/providers: ~1 s under qemu)
 # The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
+# SSH failures that say the server was busy, not that the host is away: a dropbear's or a bastion's cap on
+# connections being set up at once (MaxStartups, 5 unauthenticated per client in dropbear) resets the rest, and
+# a multiplexed session dies with the SSH master it shared. Detect asks such hosts again after
+# DETECT_RETRY_WAITS; a refused, unroutable or unnamed host is not asked again.
+_TRANSIENT_SSH = re.compile(r"Connection reset by peer|kex_exchange_identification|Connection closed by (?!UNKNOWN)|"
+                            r"banner exchange|Broken pipe|Shared connection to \S+ closed")
+DETECT_RETRY_WAITS = (1.0, 3.0)
 _REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
                       r"no such|unsupported", re.IGNORECASE)
 
@@ -378,10 +385,27 @@ def diagnose_hidden_hops(driver: Driver, collector: Collector) -> None:
         state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {one_line(message)}"
 
 
+def redetect_busy(driver: Driver, collector: Collector) -> None:
+    """Hosts whose SSH server turned the detect connection away as busy (_TRANSIENT_SSH) are detected again."""
+    for wait in DETECT_RETRY_WAITS:
+        busy = [name for name, state in collector.hosts.items()
+                if state.result.status == HOST_UNREACHABLE and _TRANSIENT_SSH.search(state.result.reason or "")]
+        if not busy or (driver.interrupt is not None and driver.interrupt.requested):
+            return
+        time.sleep(wait)
+        for name in busy:
+            state = collector.hosts[name]
+            state.result.status, state.result.reason = HOST_OK, None
+            progress = collector.view.host(name)
+            progress.phase, progress.message = "detect", ""
+        driver.play(tags="detect", extravars=platforms.detect_vars(), on_event=collector.on_event, hosts=busy)
+
+
 def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions | MatrixRequest, *,
                     no_provision: bool, upgrade: bool, dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
     """Detect every host, install OpenSSL where needed (unless dry_run), and plan each usable host."""
     status = driver.play(tags="detect", extravars=platforms.detect_vars(), on_event=collector.on_event)
+    redetect_busy(driver, collector)
     if not collector.hosts and status != "successful":
         errors = [line for line in protocol.without_markers(driver.last_stdout) if "ERROR" in line]
         said = " | ".join(errors[-2:]) or _tail(driver.last_stdout, 4) or status

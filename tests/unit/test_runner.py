@@ -410,3 +410,59 @@ def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path)
         f"no hosts matched in {tmp_path / 'hosts.yml'} (Ansible: Failed to parse inventory with 'auto' plugin: YAML "
         "parsing failed: While parsing a flow sequence did not find expected ',' or ']'. | Origin: /x/hosts.yml:2:1); "
         "check the inventory and the host pattern")
+
+
+def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, monkeypatch):
+    """Six aliases of one dropbear box (5 unauthenticated connections per client), or 30 hosts behind one bastion
+    (MaxStartups): the server resets some detect connections. Those hosts are asked again; a refused one is not."""
+    from orchestrator import fleet
+
+    monkeypatch.setattr(fleet, "DETECT_RETRY_WAITS", (0.0, 0.0))
+    said = {"busy": ["kex_exchange_identification: read: Connection reset by peer", None],
+            "shared": ["Shared connection to 127.0.0.27 closed.", "Shared connection to 127.0.0.27 closed.", None],
+            "away": ["ssh: connect to host 127.0.0.250 port 22: Connection refused"]}
+    asked: list[list[str]] = []
+
+    class Busy:
+        interrupt = None
+
+        def play(self, *, hosts=None, on_event, **kw):
+            asked.append(sorted(hosts or said))
+            for host in hosts or said:
+                message = said[host].pop(0)
+                on_event(HostEvent(kind="ok" if message is None else "unreachable", host=host,
+                                   task="Detect host facts", message=message or ""))
+            return "successful"
+
+    collector, _ = make_collector(tmp_path)
+    collector.hosts.clear()
+    Busy().play(on_event=collector.on_event)
+    fleet.redetect_busy(Busy(), collector)
+    assert asked == [["away", "busy", "shared"], ["busy", "shared"], ["shared"]]
+    status = {name: state.result.status for name, state in collector.hosts.items()}
+    assert status == {"busy": HOST_OK, "shared": HOST_OK, "away": HOST_UNREACHABLE}
+    assert "Connection refused" in collector.hosts["away"].result.reason
+
+
+def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, monkeypatch):
+    from orchestrator import fleet
+
+    monkeypatch.setattr(fleet, "DETECT_RETRY_WAITS", (0.0, 0.0))
+    calls = []
+
+    class AlwaysBusy:
+        interrupt = None
+
+        def play(self, *, hosts=None, on_event, **kw):
+            calls.append(hosts)
+            on_event(HostEvent(kind="unreachable", host="r9", task="Detect host facts",
+                               message="kex_exchange_identification: Connection closed by remote host"))
+            return "successful"
+
+    collector, _ = make_collector(tmp_path)
+    collector.hosts.clear()
+    AlwaysBusy().play(on_event=collector.on_event)
+    fleet.redetect_busy(AlwaysBusy(), collector)
+    assert len(calls) == 1 + len(fleet.DETECT_RETRY_WAITS)
+    result = collector.hosts["r9"].result
+    assert result.status == HOST_UNREACHABLE and "Connection closed by remote host" in result.reason
