@@ -26,6 +26,19 @@ def figures(log):
     return {cell(m): m.value for m in log.measurements if m.status == OK and not m.flags}
 
 
+# -- a command line with `-evp CIPHER` and public-key tests (class: the cipher's api given to RSA) ----
+
+def test_public_key_records_do_not_take_the_api_of_the_evp_cipher():
+    session = parse_console((FIELD / "session-evp-and-pk.log").read_text())
+    bare = parse_console(SINGLE.read_text())
+    as_keys = lambda log: {(m.algorithm, m.api, m.operation, m.threads, m.block_size): m.value  # noqa: E731
+                           for m in log.measurements}
+    assert as_keys(session) == as_keys(bare)
+    assert {m.api for m in session.measurements if m.operation} == {None}
+    assert {m.api for m in session.measurements if m.algorithm == "aes-128-gcm"} == {"evp"}
+    assert {m.api for m in session.measurements if m.algorithm == "sha256"} == {None}
+
+
 # -- a mangled `-mr` progress line without its name (found by test_speed_robustness's fuzzing) ---------
 
 def test_a_kem_sig_progress_line_without_its_name_names_no_figure_empty():

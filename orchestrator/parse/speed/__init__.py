@@ -69,7 +69,8 @@ def parse_speed(text: str, *, threads: int | None = None, api: str | None = None
       built-in (non `-evp`) test, "legacy" (3.x runs it through EVP internally, but it is the
       test `openssl speed aes-128-cbc` selects); in 1.x a dashed name only comes from `-evp`;
     - digests (`sha256`, `md5` …) print the same label with and without `-evp`: None.
-    Public-key records get the `api` argument or None.
+    Public-key records get None: openssl has one way to run each, and `api` (or the `-evp`/legacy
+    of a command line such as `-evp aes-128-gcm rsa2048`) describes the throughput records only.
 
     The `-multi` summary row labelled `evp` (1.1.1, 3.0 ≤ 3.0.9) takes its real name from the
     children's `+F` lines, else from `algorithm` or the command line; when the summary is
