@@ -26,6 +26,33 @@ def figures(log):
     return {cell(m): m.value for m in log.measurements if m.status == OK and not m.flags}
 
 
+# -- two runs saved one after the other (class: one run's threads and figures given to the other) ----
+
+@pytest.mark.parametrize("name, first, second", [
+    ("two-runs-multi8-then-single.log", MULTI8, SINGLE),
+    ("two-runs-single-then-multi8.log", SINGLE, MULTI8),
+    ("two-runs-mr-multi3-then-mr.log", MR_MULTI3, MR_PK),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_two_runs_in_one_file_keep_their_own_threads_and_figures(name, first, second):
+    """Once `-multi 8` then a plain run gave the plain run's figures with threads 8 (and the -multi
+    summary was taken for missing); a plain run then `-multi 8` put every figure at threads 8."""
+    log = parse_console((FIELD / name).read_text())
+    expected = {**figures(parse_console(first.read_text())), **figures(parse_console(second.read_text()))}
+    assert figures(log) == expected
+    assert not any(m.flags for m in log.measurements)
+    assert {m.threads for m in log.measurements} == {m.threads for p in (first, second)
+                                                    for m in parse_console(p.read_text()).measurements}
+
+
+def test_stdout_saved_before_stderr_is_one_run_not_partial_figures():
+    """`openssl speed … >out 2>err; cat out err`: the progress lines after the tables are the same run."""
+    stdout_only = figures(parse_console((FIELD / "openssl-3.0.22-x86_64-evp-sha256-pk.stdout.txt").read_text()))
+    log = parse_console((FIELD / "stdout-then-stderr.log").read_text())
+    assert figures(log) == stdout_only
+    assert not any(m.flags for m in log.measurements) and len(log.measurements) == len(stdout_only)
+    assert all(m.count is not None for m in log.measurements)  # the progress lines' counts are attached
+
+
 # -- a command line with `-evp CIPHER` and public-key tests (class: the cipher's api given to RSA) ----
 
 def test_public_key_records_do_not_take_the_api_of_the_evp_cipher():
