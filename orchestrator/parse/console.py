@@ -21,6 +21,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.names import speed_command_hints
 from orchestrator.parse.osinfo import detect_os, parse_ddwrt
 from orchestrator.parse.speed import parse_openssl_build, parse_speed_and_rest
+from orchestrator.parse.speed.lines import ends_cut
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -110,11 +111,13 @@ def parse_console(text: str) -> ParsedLog:
     result = ParsedLog()
     files: dict[str, str] = {}
     cpuinfo_texts: list[str] = []
-    for command, body in _segments(_normalise(text)):
+    segments = _segments(_normalise(text))
+    cut = ends_cut(text)  # the log was cut off in the middle of its last line (of its last segment)
+    for n, (command, body) in enumerate(segments):
         kind = _command_kind(command)
         try:
             if kind == "speed" or (kind is None and _looks_like_speed(body)):
-                rest = _add_speed(result, command, body)
+                rest = _add_speed(result, command, body, cut and n == len(segments) - 1)
                 if kind is None and rest:  # facts among speed output: only in the lines that are not
                     _sniff_facts("\n".join(rest), files, cpuinfo_texts)
             elif kind == "openssl version":
@@ -308,18 +311,20 @@ def _speed_runs(body: str) -> list[str]:
     return texts
 
 
-def _add_speed(result: ParsedLog, command: str | None, body: str) -> list[str]:
-    """Adds what `body` measured (each of its runs); returns its lines that are not speed output."""
+def _add_speed(result: ParsedLog, command: str | None, body: str, cut: bool) -> list[str]:
+    """Adds what `body` measured (each of its runs); returns its lines that are not speed output.
+    `cut`: the log was cut off in the middle of the body's last line."""
     rest: list[str] = []
-    for run in _speed_runs(body):
-        rest += _add_speed_run(result, command, run)
+    runs = _speed_runs(body)
+    for n, run in enumerate(runs):
+        rest += _add_speed_run(result, command, run, cut and n == len(runs) - 1)
     return rest
 
 
-def _add_speed_run(result: ParsedLog, command: str | None, body: str) -> list[str]:
+def _add_speed_run(result: ParsedLog, command: str | None, body: str, cut: bool) -> list[str]:
     hints = speed_command_hints(command) if command else {}
     parsed, rest = parse_speed_and_rest(
-        body, threads=hints.get("threads"), api=hints.get("api"), algorithm=hints.get("algorithm")
+        body, threads=hints.get("threads"), api=hints.get("api"), algorithm=hints.get("algorithm"), cut=cut
     )
     result.measurements.extend(parsed.measurements)
     _merge_build(result.openssl, parsed.openssl)

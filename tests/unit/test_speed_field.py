@@ -26,6 +26,46 @@ def figures(log):
     return {cell(m): m.value for m in log.measurements if m.status == OK and not m.flags}
 
 
+# -- cut off at every byte (class: a cut that shortens the last number) --------------------------------
+
+@pytest.mark.parametrize("path", [SINGLE, MR_PK, MR_MULTI3], ids=lambda p: p.name)
+def test_a_log_cut_at_any_byte_never_gives_a_shortened_figure(path):
+    """`… 3632.0  66580.8` cut to `… 3632.0  6` once gave verify 6.0 ok; `1933858.13k` cut to
+    `1933858.1` gave 1.9 MB/s ok (no `k`); `+F2:…:101568` gave 101568 ok. A cut number is no figure."""
+    text = path.read_text()
+    full = figures(parse_console(text))
+    for offset in range(len(text) + 1):
+        for parse in (parse_console, parse_speed):
+            log = parse(text[:offset])
+            assert not any("internal error" in note for note in log.skipped)
+            for key, value in figures(log).items():
+                assert value == full[key], (offset, key, value, full[key], text[max(0, offset - 60):offset])
+            for m in log.measurements:  # a flagged figure is still that cell's, from a whole line
+                if m.status == OK and PARTIAL in m.flags:
+                    assert m.value == pytest.approx(full[cell(m)], rel=0.35), (offset, cell(m))
+
+
+def test_a_whole_log_without_its_last_newline_keeps_its_last_figures():
+    for path in (SINGLE, MR_PK, MULTI8):
+        text = path.read_text()
+        assert figures(parse_console(text.rstrip("\n"))) == figures(parse_console(text))
+        assert figures(parse_speed(text.rstrip("\n"))) == figures(parse_speed(text))
+
+
+def test_the_cut_last_figure_is_not_read_and_the_exit_code_follows_the_rule(tmp_path, capsys):
+    text = SINGLE.read_text()
+    cut = text[:text.index("12046.2") + 1]  # `… 30847.7  1`: Ed25519 verify/s cut to its first digit
+    path = tmp_path / "cut.log"
+    path.write_text(cut)
+    log = parse_console(cut)
+    assert ("ed25519", "verify", 1, None) not in figures(log)
+    assert figures(log)[("rsa2048", "verify", 1, None)] == 66580.8
+    assert main(["parse", str(path)]) == 0
+    path.write_text(text[:text.index("\n") - 3])  # the first progress line, cut: no figure at all
+    assert main(["parse", str(path)]) == 2
+    capsys.readouterr()
+
+
 # -- two runs saved one after the other (class: one run's threads and figures given to the other) ----
 
 @pytest.mark.parametrize("name, first, second", [
