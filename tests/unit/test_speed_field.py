@@ -106,6 +106,20 @@ def test_public_key_records_do_not_take_the_api_of_the_evp_cipher():
     assert {m.api for m in session.measurements if m.algorithm == "sha256"} == {None}
 
 
+
+# -- a mail thread: each reply quotes and rewraps at 72 (class: curve rows wrapped were lost) ---------
+
+@pytest.mark.parametrize("name, source", [
+    ("mail-thread5-openssl-3.0.22.log", SINGLE),
+    ("mail-thread5-openssl-1.1.1w.log", FIELD / "openssl-1.1.1w-x86_64-evp-chacha20-poly1305-pk.txt"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_a_log_quoted_five_replies_deep_keeps_its_curve_rows(name, source):
+    """Five levels of `> ` leave 62 columns: `253 bits EdDSA (Ed25519) … 30847.7` / `12046.2` and the
+    ECDSA row wrapped like it were lost (the row start's pattern did not pass the curve's name)."""
+    log = parse_console((FIELD / name).read_text())
+    assert figures(log) == figures(parse_console(source.read_text()))
+    assert not any(m.flags for m in log.measurements)
+
 # -- a mangled `-mr` progress line without its name (found by test_speed_robustness's fuzzing) ---------
 
 def test_a_kem_sig_progress_line_without_its_name_names_no_figure_empty():
