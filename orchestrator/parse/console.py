@@ -275,7 +275,7 @@ def _command_kind(command: str | None) -> str | None:
 # Where a run of `openssl speed` starts (its first progress line, its first -multi or -mr line, its version
 # block) and where a run has printed its results (table, public-key header, the parent's `+F` lines).
 _RUN_START = re.compile(r"[ \t>]*(?:Doing \S|Forked child \d|\+DTP?:|\+H:|version: \d|(?:Open|Libre)SSL \d)")
-_PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|Forked child \d|\+DTP?:)")
+_PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|\+DTP?:)")  # (stderr: `Forked child N` and `Got:` are stdout)
 _RESULTS = re.compile(r"[ \t>]*(?:The 'numbers' are|type\s+\d+ bytes|\+F\d*:|(?:\S+\s+)*(?:verify|op|decr\.|decaps?)/s\s*$)")
 
 
@@ -300,7 +300,7 @@ def _speed_runs(body: str) -> list[str]:
         runs[-1].append(line)
         previous = line.strip(" \t>") or previous
     texts: list[str] = []
-    progress = True  # the run before has progress lines of its own
+    progress = True  # the run before has progress lines (its stderr) of its own
     for run in runs:
         text = "\n".join(run)
         if texts and not progress and not any(_RESULTS.match(line) for line in run):
