@@ -276,7 +276,8 @@ def _command_kind(command: str | None) -> str | None:
 # block) and where a run has printed its results (table, public-key header, the parent's `+F` lines).
 _RUN_START = re.compile(r"[ \t>]*(?:Doing \S|Forked child \d|\+DTP?:|\+H:|version: \d|(?:Open|Libre)SSL \d)")
 _PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|\+DTP?:)")  # (stderr: `Forked child N` and `Got:` are stdout)
-_RESULTS = re.compile(r"[ \t>]*(?:The 'numbers' are|type\s+\d+ bytes|\+F\d*:|(?:\S+\s+)*(?:verify|op|decr\.|decaps?)/s\s*$)")
+_RESULTS = re.compile(
+    r"[ \t>]*(?:The 'numbers' are|type\s+\d+ bytes|\+F\d*:|(?:\S+\s+)*(?:verify|op|decr\.|decaps?)/s\s*$)")
 
 
 def _speed_runs(body: str) -> list[str]:
@@ -295,8 +296,8 @@ def _speed_runs(body: str) -> list[str]:
         if results and _RUN_START.match(line):
             runs.append([])
             results = False
-        if not results and _RESULTS.match(line) and not previous.endswith("Got:"):  # (a child's line wrapped after `Got:`)
-            results = True
+        if not results and _RESULTS.match(line) and not previous.endswith("Got:"):  # (not a child's line that
+            results = True                                                              # a mail wrapped after `Got:`)
         runs[-1].append(line)
         previous = line.strip(" \t>") or previous
     texts: list[str] = []

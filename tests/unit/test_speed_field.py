@@ -28,7 +28,8 @@ def figures(log):
 
 # -- cut off at every byte (class: a cut that shortens the last number) --------------------------------
 
-@pytest.mark.parametrize("path", [SINGLE, MR_PK, MR_MULTI3], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [SINGLE, MR_PK, MR_MULTI3, FIELD / "tabs-openssl-3.0.22-x86_64-evp-sha256-pk.log"],
+                         ids=lambda p: p.name)
 def test_a_log_cut_at_any_byte_never_gives_a_shortened_figure(path):
     """`… 3632.0  66580.8` cut to `… 3632.0  6` once gave verify 6.0 ok; `1933858.13k` cut to
     `1933858.1` gave 1.9 MB/s ok (no `k`); `+F2:…:101568` gave 101568 ok. A cut number is no figure."""

@@ -63,10 +63,9 @@ def all_zero(values: list[str]) -> str | None:
     return None
 
 
-# The last figure of a complete line, by the line's format (apps/speed.c): a public-key row's rate `%8.1f`
-# (after its seconds/op columns);
-# `-mr`: `+F:…:%.2f`, `+F2…+F10:…:%f`, `+R:…:%f`, `+R1…+R20:…:%.2f`. (Throughput values end with `k`,
-# seconds and progress lines with `s`: a cut can only shorten them to a token without that letter.)
+# The last figure of a whole line, by the line's format (apps/speed.c): a public-key row's rate `%8.1f`
+# (after its seconds/op columns); `-mr`: `+F:…:%.2f`, `+F2…+F10:…:%f`, `+R:…:%f`, `+R1…+R20:…:%.2f`.
+# (Throughput values end with `k`, seconds and progress lines with `s`: a cut leaves a token without it.)
 _PK_RATE = re.compile(r"-?\d+\.\d")
 _SECONDS = re.compile(r"\d\.\d+s\s")
 _MR_LAST = {"+F": re.compile(r"-?\d+\.\d\d"), "+Fn": re.compile(r"-?\d+\.\d{6}"),
@@ -94,7 +93,7 @@ def uncut(line: str) -> str:
         if pattern.fullmatch(last):
             return line
         return head if tag[1] == "F" else ""  # (a `+R` line's count is nothing without its seconds)
-    head, _, last = line.rpartition(" ")
+    head, last = line.rsplit(None, 1) if " " in line or "\t" in line else ("", line)
     if _PK_RATE.fullmatch(last) and not line.startswith("Doing ") and (
             _SECONDS.search(line) or all(map(_PK_RATE.fullmatch, head.split()))):
         return line  # a public-key row (its seconds/op columns), or the rates a mail client wrapped: whole
