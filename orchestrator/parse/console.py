@@ -21,6 +21,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.names import speed_command_hints
 from orchestrator.parse.osinfo import detect_os, parse_ddwrt
 from orchestrator.parse.speed import parse_openssl_build, parse_speed_and_rest
+from orchestrator.parse.speed.lines import ends_cut
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -110,11 +111,13 @@ def parse_console(text: str) -> ParsedLog:
     result = ParsedLog()
     files: dict[str, str] = {}
     cpuinfo_texts: list[str] = []
-    for command, body in _segments(_normalise(text)):
+    segments = _segments(_normalise(text))
+    cut = ends_cut(text)  # the log was cut off in the middle of its last line (of its last segment)
+    for n, (command, body) in enumerate(segments):
         kind = _command_kind(command)
         try:
             if kind == "speed" or (kind is None and _looks_like_speed(body)):
-                rest = _add_speed(result, command, body)
+                rest = _add_speed(result, command, body, cut and n == len(segments) - 1)
                 if kind is None and rest:  # facts among speed output: only in the lines that are not
                     _sniff_facts("\n".join(rest), files, cpuinfo_texts)
             elif kind == "openssl version":
@@ -269,11 +272,60 @@ def _command_kind(command: str | None) -> str | None:
     return None
 
 
-def _add_speed(result: ParsedLog, command: str | None, body: str) -> list[str]:
-    """Adds what `body` measured; returns its lines that are not speed output."""
+# Where a run of `openssl speed` starts (its first progress line, its first -multi or -mr line, its version
+# block) and where a run has printed its results (table, public-key header, the parent's `+F` lines).
+_RUN_START = re.compile(r"[ \t>]*(?:Doing \S|Forked child \d|\+DTP?:|\+H:|version: \d|(?:Open|Libre)SSL \d)")
+_PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|\+DTP?:)")  # (stderr: `Forked child N` and `Got:` are stdout)
+_RESULTS = re.compile(
+    r"[ \t>]*(?:The 'numbers' are|type\s+\d+ bytes|\+F\d*:|(?:\S+\s+)*(?:verify|op|decr\.|decaps?)/s\s*$)")
+
+
+def _speed_runs(body: str) -> list[str]:
+    """The runs of one speed segment: two `openssl speed` outputs saved one after the other (no prompt
+    between) are two runs, each with its own threads, -mr and version. A run starts where, after a
+    run's results, a progress line, a -multi/-mr line or a version block starts; a part with no results
+    of its own after a run with no progress lines (stderr saved after stdout: progress lines after the
+    tables) stays with the run before it (else it is a run cut off before its results)."""
+    if "/s" not in body and "+F" not in body and "'numbers'" not in body:
+        return [body]  # no results at all: one run (a cut-off log)
+    lines = body.split("\n")
+    runs: list[list[str]] = [[]]
+    results = False  # the current run has printed results
+    previous = ""
+    for line in lines:
+        if results and _RUN_START.match(line):
+            runs.append([])
+            results = False
+        if not results and _RESULTS.match(line) and not previous.endswith("Got:"):  # (not a child's line that
+            results = True                                                              # a mail wrapped after `Got:`)
+        runs[-1].append(line)
+        previous = line.strip(" \t>") or previous
+    texts: list[str] = []
+    progress = True  # the run before has progress lines (its stderr) of its own
+    for run in runs:
+        text = "\n".join(run)
+        if texts and not progress and not any(_RESULTS.match(line) for line in run):
+            texts[-1] += "\n" + text  # the stderr of a run saved after its stdout (no results of its own)
+        else:
+            texts.append(text)
+        progress = any(_PROGRESS.match(line) for line in run)
+    return texts
+
+
+def _add_speed(result: ParsedLog, command: str | None, body: str, cut: bool) -> list[str]:
+    """Adds what `body` measured (each of its runs); returns its lines that are not speed output.
+    `cut`: the log was cut off in the middle of the body's last line."""
+    rest: list[str] = []
+    runs = _speed_runs(body)
+    for n, run in enumerate(runs):
+        rest += _add_speed_run(result, command, run, cut and n == len(runs) - 1)
+    return rest
+
+
+def _add_speed_run(result: ParsedLog, command: str | None, body: str, cut: bool) -> list[str]:
     hints = speed_command_hints(command) if command else {}
     parsed, rest = parse_speed_and_rest(
-        body, threads=hints.get("threads"), api=hints.get("api"), algorithm=hints.get("algorithm")
+        body, threads=hints.get("threads"), api=hints.get("api"), algorithm=hints.get("algorithm"), cut=cut
     )
     result.measurements.extend(parsed.measurements)
     _merge_build(result.openssl, parsed.openssl)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from orchestrator.model import OpenSSLBuild, ParsedLog
 from orchestrator.parse.names import speed_command_hints
 from orchestrator.parse.speed.build import BUILD_FIRST, BUILD_PREFIXES, read_build_line
-from orchestrator.parse.speed.lines import lines_of
+from orchestrator.parse.speed.lines import ends_cut, lines_of
 from orchestrator.parse.speed.mr import read_child, read_forked, read_mr
 from orchestrator.parse.speed.progress import ERROR_LINE, continues_progress, read_error, read_progress
 from orchestrator.parse.speed.resolve import finish
@@ -69,22 +69,25 @@ def parse_speed(text: str, *, threads: int | None = None, api: str | None = None
       built-in (non `-evp`) test, "legacy" (3.x runs it through EVP internally, but it is the
       test `openssl speed aes-128-cbc` selects); in 1.x a dashed name only comes from `-evp`;
     - digests (`sha256`, `md5` …) print the same label with and without `-evp`: None.
-    Public-key records get the `api` argument or None.
+    Public-key records get None: openssl has one way to run each, and `api` (or the `-evp`/legacy
+    of a command line such as `-evp aes-128-gcm rsa2048`) describes the throughput records only.
 
     The `-multi` summary row labelled `evp` (1.1.1, 3.0 ≤ 3.0.9) takes its real name from the
     children's `+F` lines, else from `algorithm` or the command line; when the summary is
     missing the children's figures are summed.  Counts and seconds are not attached to
     `-multi` records (each child measured its own share).
     """
-    return parse_speed_and_rest(text, threads=threads, api=api, algorithm=algorithm)[0]
+    return parse_speed_and_rest(text, threads=threads, api=api, algorithm=algorithm,
+                                cut=isinstance(text, str) and ends_cut(text))[0]
 
 
 def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | None = None,
-                         algorithm: str | None = None) -> tuple[ParsedLog, list[str]]:
+                         algorithm: str | None = None, cut: bool = False) -> tuple[ParsedLog, list[str]]:
     """parse_speed, plus the lines that are not `openssl speed` output (where a console session's
-    facts can be: the facts parsers then read those few lines, not the whole text again)."""
+    facts can be: the facts parsers then read those few lines, not the whole text again). `cut`: `text`
+    ends where its log was cut off in the middle of a line (lines.ends_cut of the whole log)."""
     state = State()
-    for line in lines_of(text):
+    for line in lines_of(text, cut):
         try:
             _read_line(line, state)
         except Exception as exc:  # a safety net: a malformed line must never lose the log

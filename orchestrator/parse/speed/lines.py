@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from orchestrator.parse.speed.numbers import uncut
+
 # Where a line starts, for putting back lost newlines: (a plain substring every match holds: the cheap test
 # that a line may need the split, the pattern of the place). In openssl's order of output, roughly.
 ANCHORS: tuple[tuple[str, str], ...] = (
@@ -47,8 +49,9 @@ _ANCHOR_WORDS = tuple(dict.fromkeys(word for word, _ in ANCHORS))
 _GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])|(\d\.\d)(?=\d{4,5}\s+bits\s+ffdh)")
 
 
-def lines_of(text: str) -> list[str]:
-    """Lines, with CR/CRLF handled and newlines that a copy lost put back."""
+def lines_of(text: str, cut: bool = False) -> list[str]:
+    """Lines, with CR/CRLF handled and newlines that a copy lost put back. `cut`: the text was cut off
+    in the middle of its last line (ends_cut), which loses what the cut may have shortened (numbers.uncut)."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
     elif not isinstance(text, str):
@@ -98,6 +101,12 @@ def lines_of(text: str) -> list[str]:
                         append(part)
                 continue
         append(line)
+    if cut and lines:
+        last = uncut(lines[-1])
+        if last:
+            lines[-1] = last
+        else:
+            lines.pop()
     return lines
 
 
@@ -105,3 +114,10 @@ def _holds_an_anchor(line: str) -> bool:
     """A cheap test (plain substrings) before the costly anchor split."""
     rest = line[1:]
     return any(word in rest for word in _ANCHOR_WORDS) or _GLUED_ROW.search(line) is not None
+
+
+def ends_cut(text: str) -> bool:
+    """A log that ends in the middle of a line: cut off (openssl ends every line with a newline)."""
+    if not text or text[-1].isspace():
+        return False
+    return text[text.rfind("\n") + 1:].strip(" \t>") != ""  # (not a quoted mail's last, empty `>` line)

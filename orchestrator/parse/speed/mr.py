@@ -283,6 +283,8 @@ def _read_mr_pk_result(parts: list[str], state: State) -> None:
     if key is None or count is None or secs is None:
         return
     if parts[0] in _KEM_SIG_RESULTS and len(parts) >= 4:  # 3.2+ KEM / signature: names in run order
+        if not parts[2]:
+            return  # no name (`+R18:41::…`, a mangled line): it would name a `+F10` figure ""
         table = "kem" if parts[0] in ("+R15", "+R16", "+R17") else "sig"
         names = state.kem_names if table == "kem" else state.sig_names
         if parts[2] not in names:

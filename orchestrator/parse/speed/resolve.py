@@ -49,8 +49,9 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
         major = (3, 2, 0)
     # The `api` argument describes the cell's algorithm; other rows in the same log keep the rule.
     api_for = canonical_algorithm(algorithm) if algorithm and api else None
-    if api_for and not any(row.algorithm == api_for for row in rows):
-        api_for = None  # the log names it differently: the argument covers every row
+    if api_for and not any(row.algorithm == api_for for row in rows) and not any(
+            key[0] == "sym" and key[1] == api_for for key in state.progress):
+        api_for = None  # the log names it differently: the argument covers every row (not a log cut before it)
     measurements: list[Measurement] = []
     progress = None if multi else state.progress  # counts are not attached to -multi records
     runs_read = {key: len(runs) for key, runs in progress.items()} if progress else {}
@@ -58,8 +59,8 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
     append = measurements.append
     for row in rows:
         algorithm, operation = row.algorithm, row.operation
-        if operation is not None:
-            row_api = api
+        if operation is not None:  # public key: one way through openssl (`api` describes a throughput cell)
+            row_api = None
         elif api and (api_for is None or algorithm == api_for):
             row_api = api
         else:
@@ -90,7 +91,7 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
         append(Measurement(algorithm, block_size, bytes_per_second, operation, ops_per_second, threads, row_api,
                            version, count, seconds, status, reason, 0, [row.flag] if row.flag else [], row.core))
     if progress:
-        partial = _figures_from_progress(progress, runs_read, state, threads, api, major, hints)
+        partial = _figures_from_progress(progress, runs_read, state, threads, api, api_for, major, hints)
         if partial:
             measurements += partial
             state.skipped.append(f"{len(partial)} figure(s) from progress lines only (the log ends before "
@@ -105,8 +106,8 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
 
 
 def _figures_from_progress(progress: dict[tuple[Any, ...], list[tuple[int, float]]], runs_read: dict[tuple[Any, ...], int],
-                           state: State, threads: int, api: str | None, major: tuple[Any, ...] | None,
-                           hints: dict[str, Any]) -> list[Measurement]:
+                           state: State, threads: int, api: str | None, api_for: str | None,
+                           major: tuple[Any, ...] | None, hints: dict[str, Any]) -> list[Measurement]:
     """The progress lines no table row took (the run was cut off before openssl printed its table):
     each is a figure as openssl computes it, count × block size / seconds (count / seconds for a
     public-key operation), flagged partial."""
@@ -116,10 +117,11 @@ def _figures_from_progress(progress: dict[tuple[Any, ...], list[tuple[int, float
             if key[0] == "sym":
                 algorithm, size, operation = key[1], key[2], None
                 label = state.progress_labels.get(algorithm, algorithm)
-                row_api = api or _api_for(label, algorithm, major, hints)
+                row_api = (api if api and (api_for is None or algorithm == api_for)  # (as finish: table rows)
+                           else _api_for(label, algorithm, major, hints))
             else:
                 algorithm, size, operation = _progress_algorithm(key[1:], n), 1, key[3]
-                row_api = api
+                row_api = None
             value, error = _progress_figure(count * size, seconds, operation)
             m = Measurement(algorithm=algorithm, block_size=None if operation else size,
                             bytes_per_second=None if operation else value, operation=operation,

@@ -15,7 +15,7 @@ from orchestrator.parse.speed.tables import HEADER_MORE, add_row, read_header, r
 # The rest of a row that a mail client wrapped: figures only (`56789.01k`, `0.000013s`, `-0.1`).
 _FIGURES_ONLY = re.compile(r"{v}[ks]?(?:\s+{v}[ks]?)*".format(v=NUM), re.IGNORECASE)
 # The start of a public-key row (its regex in read_pk_rows did not match: figures may be missing).
-_PK_ROW_START = re.compile(r"(?:[rd]sa\s+\d+\s+bits?|\d+\s+bits?\s+(?:ecdsa|ecdh|eddsa|sm2)\s+\(|\d+\s+bits?\s+ffdh"
+_PK_ROW_START = re.compile(r"(?:[rd]sa\s+\d+\s+bits?|\d+\s+bits?\s+(?:ecdsa|ecdh|eddsa|sm2)\s+\([^)\s]+\)|\d+\s+bits?\s+ffdh"
                            r"|mlkem\s*\d+)\s+-?[\d.]+s?(?:\s+-?[\d.]+s?)*\s*$", re.IGNORECASE)
 _KEM_SIG_ROW_START = re.compile(r"\S+(?:\s+-?[\d.]+s)+(?:\s+-?[\d.]+)*\s*$")
 _FROM_CHILD = re.compile(r"from \d+")
