@@ -272,7 +272,6 @@ class Collector:
             return  # only files the plan named: a host cannot choose our file names
         self._store(state, f"{cell_id}.log", text)  # raw: openssl's output, then conditions.sh's evidence
         output, evidence = protocol.split_evidence(text)
-        output = protocol.without_cut_line(output)
         rc = self.exit_codes.get(state.name, {}).get(cell_id)
         found = cell_measurements(cell, output, state.result.openssl.version, rc)
         state.result.measurements.extend(found)

@@ -146,13 +146,6 @@ def subsection(line: str) -> tuple[str, str] | None:
     return (parts[0] if parts else "", parts[1].strip() if len(parts) > 1 else "")
 
 
-def without_cut_line(output: str) -> str:
-    """openssl's output of a cell without a last line cut short: openssl ends every line it prints, so output
-    that does not end in a newline was cut (the host's /tmp full, the runner killed mid-write), and its last
-    figure may have lost digits (`+F:…:39467596.04` stored as `+F:…:3946`)."""
-    return output if not output or output.endswith("\n") else output[:output.rfind("\n") + 1]
-
-
 def split_evidence(text: str) -> tuple[str, str]:
     """A cell log with the wrapper's evidence appended -> (what openssl printed, the evidence)."""
     at = text.find(BLOCK_BEGIN)
