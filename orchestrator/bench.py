@@ -13,6 +13,7 @@ called unreachable. Ctrl-C stops openssl on the hosts and ships what finished (p
 """
 from __future__ import annotations
 
+import hashlib
 import shlex
 import time
 from dataclasses import dataclass
@@ -36,9 +37,16 @@ DIED_RECHECK = 2.0  # a runner that looked dead is looked at again after this
 HEREDOC = "SSLBENCH_{}_EOF"
 
 
-def work_dir(run_id: str) -> str:
-    """The run's work dir on every host (the playbooks keep [0-9A-Za-z-] of the run id, as here)."""
-    return "/tmp/sslbench." + "".join(c for c in run_id if c.isalnum() or c == "-")
+def work_dir(run_id: str, host: str) -> str:
+    """A host's work dir for the run: the run id's [0-9A-Za-z-] and a hash of the inventory name, so that one box
+    listed under two names (its LAN and WAN address, two aliases) runs two launchers that do not share a dir."""
+    name = hashlib.sha1(host.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return f"/tmp/sslbench.{''.join(c for c in run_id if c.isalnum() or c == '-')}.{name}"
+
+
+def work_dirs(run_id: str, hosts: list[str]) -> dict[str, dict[str, str]]:
+    """The extra vars of the collect and cleanup plays: each host's work dir."""
+    return {"sslbench_workdirs": {host: work_dir(run_id, host) for host in hosts}}
 
 
 def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int) -> str:
@@ -49,7 +57,7 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int) ->
         "#!/bin/sh",
         f"# sslbench launcher, run {run_id}: the work dir and the runner (orchestrator/bench.py writes this)",
         "umask 077",
-        f"dir={shlex.quote(work_dir(run_id))}",
+        f"dir={shlex.quote(work_dir(run_id, plan.host))}",
         'if [ -s "$dir/pid" ]; then echo "@@sslbench-state started"; exit 0; fi  # launched before: answer lost',
         'rm -rf "$dir"',
         # a file cut short (/tmp full) must not run: say so, and leave no half work dir filling /tmp
@@ -116,7 +124,7 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
         for name in due:
             collector.hosts[name].poll_state = collector.hosts[name].poll_problem = None
         began = time.monotonic()
-        driver.play(tags="collect", extravars={"sslbench_run_id": run_id}, on_event=collector.on_event,
+        driver.play(tags="collect", extravars=work_dirs(run_id, due), on_event=collector.on_event,
                     hosts=due)
         now = time.monotonic()
         last_pass = now - began
@@ -125,7 +133,7 @@ def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostS
                 del schedule[name]
     left = left_behind(collector, launched, interrupt.requested)
     if left:
-        driver.play(playbook=CLEANUP_PLAYBOOK, extravars={"sslbench_run_id": run_id},
+        driver.play(playbook=CLEANUP_PLAYBOOK, extravars=work_dirs(run_id, left),
                     on_event=collector.on_event, cancellable=False, hosts=left)
 
 

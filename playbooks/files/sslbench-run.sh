@@ -1,5 +1,5 @@
 # sslbench on-host runner: POSIX sh for BusyBox ash (no arrays, no [[ ]], no +=).
-# It lives in its own work dir (/tmp/sslbench.<run-id>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
+# It lives in its own work dir (/tmp/sslbench.<run-id>.<host hash>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
 # line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
 #   sh run.sh launch OPENSSL [IDLE_MAX]
 #                             start the runner detached from this SSH session (and return at once)

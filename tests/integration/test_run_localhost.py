@@ -1,7 +1,6 @@
 """`sslbench run` end to end on this machine (ansible_connection: local) with a tiny matrix."""
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import store
+from orchestrator.bench import work_dir
 from orchestrator.model import HOST_FAILED, HOST_OK, OK
 
 pytestmark = [pytest.mark.slow,
@@ -167,7 +167,7 @@ def test_ctrl_c_or_kill_stops_openssl_and_keeps_finished_cells(tmp_path, signum)
     assert "sha512" in kept and "md5" not in kept
     time.sleep(0.5)
     assert openssl_speed_processes("-seconds 2 -evp ") == []  # no orphan openssl left running
-    assert not Path(f"/tmp/sslbench.{re.sub('[^0-9A-Za-z-]', '', run.run_id)}").exists()  # the playbook's name
+    assert not Path(work_dir(run.run_id, host.host)).exists()
 
 
 @pytest.mark.skipif(os.cpu_count() < 2 or shutil.which("taskset") is None, reason="needs 2 CPUs and taskset")

@@ -16,6 +16,7 @@ import yaml
 from conftest import exists_on
 
 from orchestrator import store
+from orchestrator.bench import work_dir
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
 
 pytestmark = pytest.mark.rig
@@ -29,9 +30,9 @@ def sslbench(*args, timeout=900):
     return subprocess.run([SSLBENCH, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def work_dir(run_id: str) -> str:
-    """The run's work dir on a host: the playbook keeps [0-9A-Za-z-] of the run id."""
-    return f"/tmp/sslbench.{re.sub('[^0-9A-Za-z-]', '', run_id)}"
+def work_dirs_of_run(run_id: str) -> str:
+    """What every host's work dir of the run starts with (bench.work_dir adds a hash of the host's name)."""
+    return f"/tmp/sslbench.{re.sub('[^0-9A-Za-z-]', '', run_id)}."
 
 
 def load_only_run(results: Path):
@@ -79,7 +80,7 @@ def test_whole_fleet_end_to_end(rig_inventory, rig_hosts, testinfra_host, tmp_pa
         assert sorted(p.name for p in (run_dir / store.safe_name(name)).glob("conditions-*.txt")) == [
             "conditions-after.txt", "conditions-before.txt", "conditions-idle.txt"]
         # nothing left behind on the host
-        assert not exists_on(testinfra_host(name), work_dir(run.run_id))
+        assert not exists_on(testinfra_host(name), work_dir(run.run_id, name))
     assert by_host["raspbian1"].os.version == "11"  # its shell's start-up text, glued to the first marker, hid nothing
     # provisioning really happened where openssl was missing (checked on the hosts afterwards)
     openwrt = testinfra_host(of_family(rig_hosts, "openwrt"))
@@ -188,7 +189,7 @@ def run_processes_in(root: Path, run_id: str) -> list[str]:
         try:
             if Path(f"/proc/{proc.name}/root").resolve() != root.resolve():
                 continue
-            if work_dir(run_id) not in os.readlink(f"/proc/{proc.name}/cwd"):
+            if work_dirs_of_run(run_id) not in os.readlink(f"/proc/{proc.name}/cwd"):
                 continue
             found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
         except OSError:
@@ -225,7 +226,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
     _, run = load_only_run(results)
     [host] = run.hosts
     assert "interrupted" in host.reason and any(m.status == OK for m in host.measurements)
-    assert not exists_on(testinfra_host(victim), work_dir(run.run_id))
+    assert not exists_on(testinfra_host(victim), work_dir(run.run_id, victim))
 
 
 def test_hosts_reads_every_host_without_benchmarking(rig_inventory, rig_hosts):
@@ -253,3 +254,21 @@ def test_a_dropbear_box_under_many_names_is_detected_under_every_one(rig_hosts, 
     assert result.returncode == 0, result.stderr[-3000:]
     rows = yaml.safe_load(result.stdout)
     assert sorted(row["host"] for row in rows if row["status"] == "ok") == sorted(aliases), result.stderr
+
+
+def test_one_box_under_two_names_runs_two_benchmarks_that_do_not_share_a_work_dir(rig_hosts, testinfra_host,
+                                                                                  tmp_path):
+    """A router listed by its LAN and its WAN address: two launchers on one box. With one work dir per run the
+    second found the first's runner ("launched before") and the first's `forget` removed the dir under it."""
+    name = next((n for n, h in rig_hosts.items() if h["family"] == "openwrt"), None) or pytest.skip("no openwrt host")
+    aliases = {f"{name}-lan": rig_hosts[name]["vars"], f"{name}-wan": rig_hosts[name]["vars"]}
+    inventory = tmp_path / "aliases.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": aliases}}))
+    result = sslbench("run", "-i", str(inventory), *TINY, "--results", str(tmp_path / "results"), timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    _, run = load_only_run(tmp_path / "results")
+    for host in run.hosts:
+        assert host.status == HOST_OK and {m.algorithm for m in host.measurements if m.status == OK} == {
+            "aes-128-gcm", "sha256"}, (host.host, host.reason)
+        assert not exists_on(testinfra_host(name), work_dir(run.run_id, host.host))
+    assert sorted(h.host for h in run.hosts) == sorted(aliases)

@@ -350,7 +350,7 @@ def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_lau
     run_id = f"unit{os.getpid()}"
     script = tmp_path / "launcher.sh"
     script.write_text(bench.launcher_script(run_id, plan, str(fake), 0))
-    work = Path(bench.work_dir(run_id))
+    work = Path(bench.work_dir(run_id, plan.host))
     path = sh_only_path(tmp_path)
     try:
         # as the sslbench_launch action runs it: `sh -s`, the script on stdin
@@ -391,7 +391,7 @@ def test_a_launcher_that_cannot_write_its_files_stops_says_why_and_leaves_no_wor
     plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unitfull{os.getpid()}"
-    work = Path(bench.work_dir(run_id))
+    work = Path(bench.work_dir(run_id, plan.host))
     bin_dir = tmp_path / "full-bin"
     bin_dir.mkdir()
     for tool in SH_ONLY_TOOLS:
