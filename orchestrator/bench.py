@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from orchestrator import store
-from orchestrator.fleet import SNAPSHOT_SECONDS, Collector, HostState, PlanOptions, fail
+from orchestrator.fleet import SNAPSHOT_SECONDS, Collector, HostState, PlanOptions, died_reason, fail
 from orchestrator.matrix import HostPlan, cells_text
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.runner import CLEANUP_PLAYBOOK, PLAYBOOK_DIR, Driver, Interrupt
@@ -200,9 +200,7 @@ def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float)
         if schedule.died < 2:  # dead only if still so when looked at again
             schedule.due = now + DIED_RECHECK
             return False
-        said = state.poll_message.replace("\n", " | ")
-        fail(state, HOST_FAILED, "the benchmark script on the host died" +
-             (f"; it said: {said}" if said else " (killed, out of memory, or /tmp wiped?)"))
+        fail(state, HOST_FAILED, died_reason(state.poll_message))
     elif state.poll_state == "stopped":
         fail(state, HOST_FAILED, "the benchmark was stopped on the host")
     elif state.poll_state != "finished":

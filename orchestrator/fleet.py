@@ -165,14 +165,11 @@ def failure_reason(event: HostEvent) -> str:
     """One line for the report: which step, and what the host said (last lines: opkg's errors are at the end)."""
     state = protocol.state(event.stdout)
     if state == "died":
-        said = protocol.runner_output(event.stdout).replace("\n", " | ")
-        return (f"{event.task}: the benchmark script on the host died" +
-                (f"; it said: {said}" if said else " (killed, out of memory, or /tmp wiped?)"))
+        return f"{event.task}: {died_reason(protocol.runner_output(event.stdout))}"
     if state == "stopped":
         return f"{event.task}: the benchmark was stopped on the host"
     said = " | ".join(protocol.without_markers(event.stdout)[-4:])[:400]
-    what = "" if event.message == GENERIC_FAILURE else " | ".join(
-        line.strip() for line in event.message.splitlines()[-4:] if line.strip())[:400]
+    what = "" if event.message == GENERIC_FAILURE else one_line(event.message, last=4)[:400]
     parts = [p for p in (what, said) if p]
     if event.rc not in (None, 0):
         parts.append(f"exit code {event.rc}")
@@ -185,8 +182,17 @@ def unreachable_reason(event: HostEvent) -> str:
     return f"{event.task}: {one_line(event.message) or 'unreachable'}"
 
 
-def one_line(text: str) -> str:
-    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+def died_reason(said: str) -> str:
+    """A runner gone without `finished`, with its last words (run.sh's stderr) on one line."""
+    said = one_line(said)
+    return "the benchmark script on the host died" + (
+        f"; it said: {said}" if said else " (killed, out of memory, or /tmp wiped?)")
+
+
+def one_line(text: str, last: int | None = None) -> str:
+    """A message's lines (its `last` ones) on one line: a reason is one row of every table."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " | ".join(lines[-last:] if last else lines)
 
 
 # --- the run -----------------------------------------------------------------------------------
