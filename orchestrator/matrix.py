@@ -141,6 +141,9 @@ def parse_request(algorithms: str | None = None, sizes: str | None = None, threa
                   apis: str | None = None, seconds: int | None = None, repeat: int = 1) -> MatrixRequest:
     """Check the command-line values; every problem is a UserError that says what is allowed."""
     req = MatrixRequest(seconds=seconds, repeat=repeat)
+    for option, value in (("--algorithms", algorithms), ("--sizes", sizes), ("--threads", threads), ("--api", apis)):
+        if value is not None and not _split(value):  # (`--algorithms "$ALGS"` with ALGS unset: not the default)
+            raise UserError(f"{option} is empty; leave it out for the default")
     if algorithms:
         names = tuple(_split(algorithms.lower()))
         bad = [n for n in names if not SAFE_ALGORITHM.match(n)]

@@ -158,6 +158,14 @@ def test_request_errors_say_what_is_allowed(kwargs):
         matrix.parse_request(**kwargs)
 
 
+@pytest.mark.parametrize("option, kwargs", [("--algorithms", dict(algorithms="")), ("--sizes", dict(sizes=" , ")),
+                                            ("--threads", dict(threads="")), ("--api", dict(apis=","))])
+def test_an_empty_option_is_refused_not_taken_for_the_default(option, kwargs):
+    """`--algorithms "$ALGS"` with ALGS unset ran the whole default matrix, quietly."""
+    with pytest.raises(UserError, match=f"^{option} is empty"):
+        matrix.parse_request(**kwargs)
+
+
 def test_request_parsing():
     req = matrix.parse_request("AES-128-GCM, sha256", "16,1024", "1,all,3", "evp", 2, 4)
     assert req.algorithms == ("aes-128-gcm", "sha256")
