@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "orchestrator"
-COMMAND_MAX_LINES = 210  # "each under ~200 lines": argparse, calls, printing
+COMMAND_MAX_LINES = 200  # "each under ~200 lines": argparse, calls, printing
 
 
 def module_name(path: Path) -> str:
