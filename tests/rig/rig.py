@@ -1121,14 +1121,19 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--sessions", action="store_true", help="also end the host's open SSH sessions")
     sub.add_parser("feed-down").set_defaults(func=lambda a: feed_down() or 0)
     sub.add_parser("feed-up").set_defaults(func=lambda a: feed_up() or 0)
-    args = parser.parse_args(argv)
+    return dispatch(parser.parse_args(argv), "rig.py")
+
+
+def dispatch(args: argparse.Namespace, tool: str) -> int:
+    """Run a subcommand of rig.py or scale.py: under the rig's lock unless it only reads (`status`); a
+    RuntimeError is the one-line message of a failed step."""
     try:
         if args.command == "status":
             return args.func(args)
         with exclusive():
             return args.func(args)
     except RuntimeError as e:
-        print(f"rig.py {args.command}: {e}", file=sys.stderr)
+        print(f"{tool} {args.command}: {e}", file=sys.stderr)
         return 1
 
 

@@ -141,14 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("scale.py needs root (mounts, chroot)", file=sys.stderr)
         return 2
-    try:
-        if args.command == "status":
-            return args.func(args)
-        with rig.exclusive():
-            return args.func(args)
-    except RuntimeError as exc:
-        print(f"scale.py {args.command}: {exc}", file=sys.stderr)
-        return 1
+    return rig.dispatch(args, "scale.py")
 
 
 if __name__ == "__main__":
