@@ -168,7 +168,7 @@ def failure_reason(event: HostEvent) -> str:
         return f"{event.task}: {died_reason(protocol.runner_output(event.stdout))}"
     if state == "stopped":
         return f"{event.task}: the benchmark was stopped on the host"
-    said = " | ".join(protocol.without_markers(event.stdout)[-4:])[:400]
+    said = _tail(event.stdout, 4)
     what = "" if event.message == GENERIC_FAILURE else one_line(event.message, last=4)[:400]
     parts = [p for p in (what, said) if p]
     if event.rc not in (None, 0):
