@@ -101,8 +101,10 @@ def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, floa
 
 
 def sslbench(hosts: int, seconds: int, results: Path) -> list[str]:
-    return [str(BIN / "sslbench"), "run", "-i", str(INVENTORY), "--algorithms", ALGORITHM, "--sizes", str(SIZE),
-            "--threads", "1", "--api", "evp", "--seconds", str(seconds), "--idle-wait", "0", "--results", str(results)]
+    # --forks as plain Ansible's -f: both hold one worker per host at once
+    return [str(BIN / "sslbench"), "run", "-i", str(INVENTORY), "--forks", str(hosts), "--algorithms", ALGORITHM,
+            "--sizes", str(SIZE), "--threads", "1", "--api", "evp", "--seconds", str(seconds), "--idle-wait", "0",
+            "--results", str(results)]
 
 
 def plain_ansible(hosts: int, seconds: int) -> list[str]:

@@ -1,28 +1,40 @@
-"""The bench phase: launch every planned host once, then collect in short passes scheduled from each host's ETA.
+"""The run engine: every host through its steps (detect, install OpenSSL where needed, launch, polls, cleanup),
+each decided from what the host said to the one before.
 
-No host holds an Ansible worker while its cells run: a launch pass ships each host one script (the runner, the
-conditions script and its cells: playbooks/files/sslbench-run.sh starts it detached) and returns; then collect
-passes (one `run.sh poll` per host due, one ansible-playbook run per pass) bring progress and finished logs back.
-So `--forks` caps concurrent SSH sessions, whatever the fleet's size, and the controller works only in passes.
+One Ansible task per host carries it through all of them (playbooks/action_plugins/sslbench_step.py): the task
+asks this engine for the host's next step over a Unix socket (orchestrator/hostlink.py), runs it (one SSH exec,
+the script on stdin), reports the output and asks again. So a run of N hosts costs one ansible-playbook and N
+workers, as plain Ansible does, however many steps each host needs. A task waits for its host's next poll (it
+holds its worker) only when no other host can want one: the pass has every unfinished host and they all fit in
+--forks; otherwise the task ends after the steps due now, and the host is asked again in a later pass, scheduled
+from its ETA. Site workers cannot reach the socket: their hosts run one step per pass (the script in a file).
 
-When a host is next asked (`Schedule`): at its planned ETA, then from the progress it reported (what is left of
+When a host is next polled (`Schedule`): at its planned ETA, then from the progress it reported (what is left of
 the cell it runs and of the cells after it), never sooner than MIN_WAIT nor later than its progress_wait (so
-progress and logs keep coming on long matrices). A host is declared dead only on evidence: its runner gone without having
-written `finished`, seen on two polls in a row; an SSH failure is retried after RETRY_WAITS before the host is
-called unreachable. Ctrl-C stops openssl on the hosts and ships what finished (playbooks/cleanup.yml).
+progress and logs keep coming on long matrices). A host is declared dead only on evidence: its runner gone
+without having written `finished`, seen on two polls in a row; an SSH failure is retried after RETRY_WAITS (at
+detect, a busy SSH server after DETECT_RETRY_WAITS) before the host is called unreachable. Ctrl-C stops openssl
+on the hosts and ships what finished (playbooks/cleanup.yml).
 """
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
+import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from orchestrator import store
-from orchestrator.fleet import SNAPSHOT_SECONDS, Collector, HostState, PlanOptions, died_reason, fail
+from orchestrator import platforms, store
+from orchestrator.errors import UserError
+from orchestrator.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
+                                died_reason, fail, no_hosts_reason, one_line, plan_for, provisioning_decision)
+from orchestrator.hostlink import HostLink, Outcome
 from orchestrator.matrix import HostPlan, cells_text
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
-from orchestrator.runner import CLEANUP_PLAYBOOK, PLAYBOOK_DIR, Driver, Interrupt
+from orchestrator.runner import (CLEANUP_PLAYBOOK, DEFAULT_FORKS, PLAYBOOK_DIR, PROXY_CLOSED, Driver, HostEvent,
+                                 Interrupt)
 
 MIN_WAIT = 1.0  # seconds between two polls of one host, at least
 # and at most a quarter of its matrix (but not under 10 s, nor over 60 s): progress and finished logs keep coming
@@ -35,6 +47,31 @@ FIRST_POLL_MARGIN = 1.0  # after a host's planned cells: the snapshots around th
 RETRY_WAITS = (5.0, 10.0, 20.0)  # an SSH failure is asked again after these waits before `unreachable`
 DIED_RECHECK = 2.0  # a runner that looked dead is looked at again after this
 HEREDOC = "SSLBENCH_{}_EOF"
+# SSH failures that say the server was busy, not that the host is away: a dropbear's or a bastion's cap on
+# connections being set up at once (MaxStartups, 5 unauthenticated per client in dropbear) resets the rest, and
+# a multiplexed session dies with the SSH master it shared. Detect asks such hosts again after
+# DETECT_RETRY_WAITS; a refused, unroutable or unnamed host is not asked again.
+TRANSIENT_SSH = re.compile(r"Connection reset by peer|kex_exchange_identification|Connection closed by (?!UNKNOWN)|"
+                            r"banner exchange|Broken pipe|Shared connection to \S+ closed")
+DETECT_RETRY_WAITS = (1.0, 3.0)
+NO_ANSWER = "no answer: the pass that asked it failed (a site worker gone?)"
+
+# The playbook's one task, and each step's name as failure reasons say it ("Poll the benchmark: ...")
+STEP_TASK = "Run the host's steps"
+DETECT = "Detect host facts"
+INSTALL = "Install openssl with the host's package manager"
+DETECT_AGAIN = "Detect host facts again after installing"
+LAUNCH = "Ship the runner and its cells, and start it"
+POLL = "Poll the benchmark"
+FORGET = "Remove the work dir of a finished benchmark"
+
+
+def detect_script() -> str:
+    """detect.sh, told which release files and package managers to look for (orchestrator/platforms.py)."""
+    looks_at = platforms.detect_vars()
+    return (f"SSLBENCH_RELEASE_FILES={shlex.quote(' '.join(looks_at['sslbench_release_files']))}\n"
+            f"SSLBENCH_PACKAGE_MANAGERS={shlex.quote(' '.join(looks_at['sslbench_package_managers']))}\n"
+            + (PLAYBOOK_DIR / "files" / "detect.sh").read_text())
 
 
 def work_dir(run_id: str, host: str) -> str:
@@ -94,47 +131,312 @@ def deadline_after(plan: HostPlan, options: PlanOptions) -> float:
     return plan.eta_seconds * 1.5 + 120 + 5 * len(plan.cells) + options.idle_wait + 2 * SNAPSHOT_SECONDS
 
 
-def run_bench(driver: Driver, collector: Collector, plans: dict[str, tuple[HostState, HostPlan]],
-              options: PlanOptions, interrupt: Interrupt) -> None:
-    """Launch every planned host, collect until each is done (or failed), finish them all."""
-    for name, (_state, plan) in plans.items():
-        progress = collector.view.host(name)
+@dataclass
+class Step:
+    """What a host runs next (`task` names it in failure reasons), and from when (time.monotonic())."""
+
+    task: str
+    script: str
+    due: float = 0.0
+
+
+@dataclass
+class HostFlow:
+    """One host's way through its steps."""
+
+    state: HostState
+    step: Step | None  # None: done with (finished, failed, unreachable, or nothing more to do)
+    schedule: Schedule | None = None  # its polls, once launched
+    detect_retries: int = 0
+    launch_retries: int = 0
+    launched: bool = False
+    linked: bool = False  # its task asks through the socket in this pass
+    shipped: bool = False  # its step went as a file in this pass (a site worker's host, or the first pass's detect)
+    in_flight: bool = False  # a step was handed out whose outcome has not come back
+    heard: bool = False  # an outcome came back in this pass
+
+
+@dataclass
+class Engine:
+    """Every host of one run (or, with bench=False, of `sslbench hosts`: detect and plan only, nothing installed,
+    hosts without OpenSSL planned as if they had it) through its steps; returns each planned host's plan."""
+
+    driver: Driver
+    collector: Collector
+    options: PlanOptions
+    interrupt: Interrupt
+    no_provision: bool = False
+    upgrade: bool = False
+    bench: bool = True
+    flows: dict[str, HostFlow] = field(default_factory=dict)
+    plans: dict[str, tuple[HostState, HostPlan]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.RLock()  # the socket's threads, ansible-runner's events and the view's ticker
+        self._holding = False  # tasks may wait for their host's next step in the current pass
+        self._first_pass = True  # a host first heard of now has had detect as its step (sslbench_first_step)
+        self._detect = detect_script()
+        self._passes = 0
+        self._first_step = self._ship("detect", self._detect)
+
+    def run(self) -> dict[str, tuple[HostState, HostPlan]]:
+        link = HostLink(self.driver.private_dir, self._answer)
+        try:
+            status = self._pass(None)
+            if not self.flows:
+                raise UserError(no_hosts_reason(self.driver, status))
+            last_pass = 0.0
+            while not self.interrupt.requested:
+                waiting = [f.step.due for f in self.flows.values() if f.step is not None]
+                if not waiting or not _wait_until(min(waiting), self.collector, self.interrupt):
+                    break
+                first = min(waiting)
+                due = sorted(n for n, f in self.flows.items() if f.step and f.step.due <= first + max(BATCH, last_pass))
+                began = time.monotonic()
+                self._pass(due)
+                last_pass = time.monotonic() - began
+        finally:
+            link.close()
+        self._diagnose_hidden_hops()
+        left = left_behind(self.collector, [n for n, f in self.flows.items() if f.launched], self.interrupt.requested)
+        if left:
+            self.driver.play(playbook=CLEANUP_PLAYBOOK, extravars=work_dirs(self.collector.run.run_id, left),
+                             on_event=self.collector.on_event, cancellable=False, hosts=left)
+        return self.plans
+
+    # --- passes: one ansible-playbook run each ---------------------------------------------------------------
+
+    def _pass(self, hosts: list[str] | None) -> str:
+        """Run the steps of `hosts` (None: every host of the inventory, each starting with detect)."""
+        self._passes += 1
+        self._first_pass = hosts is None
+        unfinished = {n for n, f in self.flows.items() if f.step is not None}
+        # no host outside the pass will want a step before it ends (and, _answer checks, every task of the pass
+        # has its worker at once)
+        self._holding = not self.driver.workers and (hosts is None or set(hosts) >= unfinished)
+        extravars: dict[str, object] = {"sslbench_socket": str(self.driver.private_dir / "steps.sock")}
+        if hosts is None:
+            extravars["sslbench_first_step"] = self._first_step
+        for name in hosts or []:
+            flow = self.flows[name]
+            flow.linked = flow.in_flight = flow.heard = flow.shipped = False
+        if hosts is not None and self.driver.workers:  # their hosts cannot ask: each gets its step as a file
+            steps = {n: self._ship(f"{self._passes}-{n}", step.script)
+                     for n in hosts if (step := self.flows[n].step) is not None}
+            for name in steps:
+                self.flows[name].shipped = True
+            extravars["sslbench_steps"] = steps
+        stop = threading.Event()
+        ticker = threading.Thread(target=self._tick, args=(stop,), daemon=True)
+        ticker.start()
+        try:
+            status = self.driver.play(extravars=extravars, on_event=self._on_event, hosts=hosts)
+        finally:
+            stop.set()
+            ticker.join()
+        with self._lock:
+            for name, flow in self.flows.items():
+                asked = hosts is None or name in hosts
+                if asked and flow.step is not None and (flow.in_flight or not (flow.linked or flow.heard)):
+                    flow.in_flight = False
+                    self._guarded_report(flow, Outcome(kind="unreachable", stderr=NO_ANSWER))
+        return status
+
+    def _ship(self, label: str, script: str) -> str:
+        """A step's script as a file of the run's project dir (it travels to site workers), relative to it."""
+        path = self.driver.shipped_dir / f"step-{store.safe_name(label)}.sh"
+        path.write_text(script, encoding="utf-8")
+        return str(path.relative_to(self.driver.project_dir))
+
+    def _tick(self, stop: threading.Event) -> None:
+        """Keep the live view's ETAs moving while tasks wait."""
+        while not stop.wait(1.0):
+            if self.collector.view.live:
+                with self._lock:
+                    for name in list(self.collector.view.hosts):
+                        self.collector.view.refresh(name)
+
+    # --- what the hosts say --------------------------------------------------------------------------------
+
+    def _answer(self, host: str, play_hosts: int, outcome: Outcome | None) -> str | None:
+        """The socket's question: the host's next step, once it is due (None: the task ends)."""
+        with self._lock:
+            self.collector.view.expected = max(self.collector.view.expected, play_hosts)
+            flow = self._flow(host)
+            if outcome is None:
+                flow.linked = True
+            elif flow.in_flight:
+                flow.in_flight = False
+                self._guarded_report(flow, outcome)
+            step = flow.step
+        while step is not None and not self.interrupt.requested:
+            wait = step.due - time.monotonic()
+            if wait <= 0:
+                with self._lock:
+                    flow.in_flight = True
+                return step.script
+            if not (self._holding and play_hosts <= (self.driver.forks or DEFAULT_FORKS)):
+                return None  # asked again in a later pass
+            time.sleep(min(wait, 0.5))
+        return None
+
+    def _on_event(self, event: HostEvent) -> None:
+        """An Ansible event of the step task: a start, a socket task's end, or a site worker's host's one step."""
+        with self._lock:
+            flow = self.flows.get(event.host)
+            if event.kind == "start":
+                if flow is None or flow.linked:
+                    self._flow(event.host)
+                return
+            if flow is not None and flow.linked:
+                # the task of a host that asked through the socket: only its failure says anything (the step it
+                # was running never reported: the task died)
+                if event.kind in ("failed", "unreachable") and flow.in_flight:
+                    flow.in_flight = False
+                    self._guarded_report(flow, Outcome(kind=event.kind, stdout=event.stdout, stderr=event.message,
+                                                       rc=event.rc))
+                return
+            flow = flow or self._flow(event.host)
+            if flow.step is None or event.kind not in ("ok", "failed", "unreachable"):
+                return
+            flow.heard = True
+            if flow.shipped:  # the output of the step it was given as a file
+                self._guarded_report(flow, Outcome(kind=event.kind, stdout=event.stdout, stderr=event.message,
+                                                   rc=event.rc))
+            elif event.kind != "ok":  # its task failed before it could ask (no step ran): asked again later
+                self._guarded_report(flow, Outcome(kind="unreachable", stderr=event.message or NO_ANSWER))
+
+    def _guarded_report(self, flow: HostFlow, outcome: Outcome) -> None:
+        """_report, where a failure of ours ends this host (or, the results unwritable, the run), never the socket's
+        thread with the host's step still pending, to be run again and again."""
+        try:
+            self._report(flow, outcome)
+        except OSError as exc:  # the results dir full, read-only or gone: nothing more can be kept
+            flow.step = None
+            self.interrupt.stop(f"cannot write the results ({exc.strerror or exc})")
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: said, and this host given up, not the run
+            flow.step = None
+            fail(flow.state, HOST_FAILED, f"internal error: {type(exc).__name__}: {exc}")
+            print(f"sslbench: internal error on {flow.state.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    def _flow(self, host: str) -> HostFlow:
+        if host not in self.flows:
+            state = self.collector.host(host)
+            self.flows[host] = HostFlow(state=state, step=Step(DETECT, self._detect, time.monotonic()),
+                                        shipped=self._first_pass)
+            self.collector.on_event(HostEvent(kind="start", host=host, task=DETECT))
+        return self.flows[host]
+
+    def _report(self, flow: HostFlow, outcome: Outcome) -> None:
+        """What the host's step printed decides its next step."""
+        step = flow.step
+        if step is None:
+            return
+        state = flow.state
+        event = HostEvent(kind=outcome.kind, host=state.name, task=step.task, stdout=outcome.stdout,
+                          message=outcome.stderr.strip(), rc=outcome.rc)
+        now = time.monotonic()
+        if step.task in (DETECT, DETECT_AGAIN, INSTALL):
+            if (outcome.kind == "unreachable" and TRANSIENT_SSH.search(outcome.stderr)
+                    and flow.detect_retries < len(DETECT_RETRY_WAITS)):  # a busy SSH server: ask again soon
+                step.due = now + DETECT_RETRY_WAITS[flow.detect_retries]
+                flow.detect_retries += 1
+                return
+            self.collector.on_event(event, bench_phase=False)
+            flow.step = self._after_install(flow) if step.task == INSTALL else self._after_detect(flow, step.task)
+            return
+        if step.task != FORGET:  # the forget step leaves the poll's state (finished) in place
+            state.poll_state = None
+        state.poll_problem = None
+        self.collector.on_event(event, bench_phase=True)
+        if step.task == LAUNCH:
+            flow.step = self._after_launch(flow, now)
+        elif step.task == POLL and state.poll_state == "finished" and state.poll_problem is None:
+            flow.step = Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
+        else:
+            assert flow.schedule is not None  # polled, so launched
+            done = _after_poll(self.collector, state.name, flow.schedule, now)
+            flow.step = None if done else Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
+
+    def _after_detect(self, flow: HostFlow, task: str) -> Step | None:
+        state = flow.state
+        if state.result.status != HOST_OK or self.interrupt.requested:
+            return None
+        if task == DETECT_AGAIN:
+            if not state.openssl_path:
+                manager = state.provision.name if state.provision else "the package manager"
+                fail(state, HOST_FAILED, f"installing openssl with {manager} reported success, "
+                                         "but no openssl binary was found afterwards")
+                return None
+        else:
+            state.provision = provisioning_decision(state, no_provision=self.no_provision, upgrade=self.upgrade)
+            if state.result.status != HOST_OK:
+                return None
+            if state.provision and self.bench:
+                return Step(INSTALL, state.provision.install, time.monotonic())
+        if not state.openssl_path and self.bench:
+            return None
+        plan = plan_for(state, self.options)
+        self.plans[state.name] = (state, plan)
+        if not self.bench:
+            return None
+        progress = self.collector.view.host(state.name)
         progress.planned = {c.id: c.seconds for c in plan.cells}
         progress.total = len(plan.cells)
-    if not plans or interrupt.requested:
-        return
-    run_id = collector.run.run_id
-    collector.bench_phase = True
-    began = time.monotonic()
-    launched = launch(driver, collector, plans, options, interrupt)
-    last_pass = time.monotonic() - began
-    # first asked when its cells should be done, counted from its own start (the launch pass takes a while on a
-    # large fleet); the idle gate usually passes at once, and the poll says if not
-    schedule = {}
-    for name in launched:
-        started, plan = collector.hosts[name].poll_at, plans[name][1]
+        script = launcher_script(self.collector.run.run_id, plan, state.openssl_path or "openssl",
+                                 self.options.idle_wait)
+        return Step(LAUNCH, script, time.monotonic())
+
+    def _after_install(self, flow: HostFlow) -> Step | None:
+        if flow.state.result.status != HOST_OK or self.interrupt.requested:
+            return None
+        return Step(DETECT_AGAIN, self._detect, time.monotonic())
+
+    def _after_launch(self, flow: HostFlow, now: float) -> Step | None:
+        state = flow.state
+        if state.poll_problem == HOST_FAILED:
+            fail(state, HOST_FAILED, state.poll_message)
+            return None
+        if state.poll_problem == HOST_UNREACHABLE:
+            if flow.launch_retries < len(RETRY_WAITS) and not self.interrupt.requested:
+                flow.launch_retries += 1
+                assert flow.step is not None
+                return Step(LAUNCH, flow.step.script, now + RETRY_WAITS[flow.launch_retries - 1])
+            fail(state, HOST_UNREACHABLE, state.poll_message)
+            return None
+        if state.poll_state != "started" or state.result.status != HOST_OK:
+            return None
+        flow.launched = True
+        self.collector.view.host(state.name).phase = "bench"
+        self.collector.view.refresh(state.name)
+        plan = self.plans[state.name][1]
         every = progress_wait(plan)
-        schedule[name] = Schedule(due=started + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
-                                  deadline=started + deadline_after(plan, options), every=every)
-    while schedule and not interrupt.requested:
-        first = min(s.due for s in schedule.values())
-        if not _wait_until(first, collector, interrupt):
-            break
-        due = sorted(name for name, s in schedule.items() if s.due <= first + max(BATCH, last_pass))
-        for name in due:
-            collector.hosts[name].poll_state = collector.hosts[name].poll_problem = None
-        began = time.monotonic()
-        driver.play(tags="collect", extravars=work_dirs(run_id, due), on_event=collector.on_event,
-                    hosts=due)
-        now = time.monotonic()
-        last_pass = now - began
-        for name in due:
-            if _after_poll(collector, name, schedule[name], now):
-                del schedule[name]
-    left = left_behind(collector, launched, interrupt.requested)
-    if left:
-        driver.play(playbook=CLEANUP_PLAYBOOK, extravars=work_dirs(run_id, left),
-                    on_event=collector.on_event, cancellable=False, hosts=left)
+        flow.schedule = Schedule(due=now + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
+                                 deadline=now + deadline_after(plan, self.options), every=every)
+        return Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
+
+    def _runner(self, host: str, command: str) -> str:
+        return f"sh {shlex.quote(work_dir(self.collector.run.run_id, host))}/run.sh {command}\n"
+
+    def _diagnose_hidden_hops(self) -> None:
+        """Hosts behind a jump host whose hop failed: ssh sends the hop's own error to /dev/null under
+        ControlPersist (Ansible's default), leaving "Connection closed by UNKNOWN port 65535". One more connection
+        without an SSH master hears it ("Host key verification failed.") and it becomes the reason."""
+        hidden = [name for name, flow in self.flows.items()
+                  if flow.state.result.status == HOST_UNREACHABLE and PROXY_CLOSED in (flow.state.result.reason or "")]
+        if not hidden:
+            return
+        found: dict[str, str] = {}
+
+        def keep(event: HostEvent) -> None:
+            if event.kind == "unreachable" and event.message:
+                found[event.host] = event.message
+
+        self.driver.play(extravars={"sslbench_first_step": self._first_step,
+                                    "ansible_ssh_args": "-o ControlMaster=no"}, on_event=keep, hosts=hidden)
+        for name, message in found.items():
+            state = self.flows[name].state
+            state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {one_line(message)}"
 
 
 def left_behind(collector: Collector, launched: list[str], interrupted: bool) -> list[str]:
@@ -144,41 +446,6 @@ def left_behind(collector: Collector, launched: list[str], interrupted: bool) ->
     hosts = collector.hosts
     return [name for name in launched
             if (interrupted and not hosts[name].finished) or hosts[name].result.status == HOST_FAILED]
-
-
-def launch(driver: Driver, collector: Collector, plans: dict[str, tuple[HostState, HostPlan]],
-           options: PlanOptions, interrupt: Interrupt) -> list[str]:
-    """One launch pass (retried for SSH failures, RETRY_WAITS apart); the hosts whose runner started."""
-    paths: dict[str, str] = {}  # host -> its launcher, relative to the playbook (the project dir travels to site workers)
-    for name, (state, plan) in plans.items():
-        path = driver.shipped_dir / f"launch-{len(paths)}-{store.safe_name(name)}.sh"
-        path.write_text(launcher_script(collector.run.run_id, plan, state.openssl_path or "openssl",
-                                        options.idle_wait))
-        paths[name] = str(path.relative_to(driver.project_dir))
-    todo = sorted(plans)
-    for wait in (0.0, *RETRY_WAITS):
-        if wait and not _wait_until(time.monotonic() + wait, collector, interrupt):
-            break
-        for name in todo:
-            collector.hosts[name].poll_state = collector.hosts[name].poll_problem = None
-        driver.play(tags="launch", extravars={"sslbench_launchers": {n: paths[n] for n in todo}},
-                    on_event=collector.on_event, hosts=todo)
-        for name in todo:
-            state = collector.hosts[name]
-            if state.poll_problem == HOST_FAILED:
-                fail(state, HOST_FAILED, state.poll_message)
-        todo = [n for n in todo if collector.hosts[n].poll_problem == HOST_UNREACHABLE]
-        if not todo or interrupt.requested:
-            break
-    for name in todo:
-        state = collector.hosts[name]
-        fail(state, HOST_UNREACHABLE, state.poll_message)
-    launched = [name for name in sorted(plans)
-                if collector.hosts[name].poll_state == "started" and collector.hosts[name].result.status == HOST_OK]
-    for name in launched:
-        collector.view.host(name).phase = "bench"
-        collector.view.refresh(name)
-    return launched
 
 
 def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float) -> bool:

@@ -1,12 +1,8 @@
-"""The run engine: the hosts of one run as they go through detect, provision and bench, and what their
-Ansible events say (facts, progress, shipped logs, measurements, validity flags). Commands drive it:
-`sslbench run` stores what it finds, `sslbench hosts` only looks.
-
-Phases (one ansible-runner call each, playbooks/sslbench.yml selected by tag):
-  detect    -> facts per host (parsed with orchestrator.parse), what to install
-  provision -> only hosts without OpenSSL (or --upgrade-openssl), with the package manager detect found
-  launch, collect -> orchestrator/bench.py: each host's runner runs its planned cells; polls bring them back
-With storing on, run.json is saved whenever a host finishes, so a crash or Ctrl-C loses nothing measured.
+"""What the hosts of one run say, and what follows from it: facts (detect), whether and how to install OpenSSL,
+each host's plan, progress, shipped logs, measurements, validity flags. orchestrator/bench.py decides each host's
+steps and feeds their outputs here as events (`Collector.on_event`); commands read the result: `sslbench run`
+stores what it finds, `sslbench hosts` only looks.
+With storing on, each host's host.json is saved as soon as it finishes, so a crash or Ctrl-C loses nothing measured.
 """
 from __future__ import annotations
 
@@ -26,7 +22,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.progress import ProgressView
-from orchestrator.runner import GENERIC_FAILURE, PROXY_CLOSED, Driver, HostEvent, Interrupt
+from orchestrator.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
@@ -35,13 +31,6 @@ CONDITION_LOGS = ("conditions-idle", "conditions-before", "conditions-after")
 DEFAULT_IDLE_WAIT = 60
 SNAPSHOT_SECONDS = 3  # each of the before/after snapshots (openssl engine/providers: ~1 s under qemu)
 # The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
-# SSH failures that say the server was busy, not that the host is away: a dropbear's or a bastion's cap on
-# connections being set up at once (MaxStartups, 5 unauthenticated per client in dropbear) resets the rest, and
-# a multiplexed session dies with the SSH master it shared. Detect asks such hosts again after
-# DETECT_RETRY_WAITS; a refused, unroutable or unnamed host is not asked again.
-_TRANSIENT_SSH = re.compile(r"Connection reset by peer|kex_exchange_identification|Connection closed by (?!UNKNOWN)|"
-                            r"banner exchange|Broken pipe|Shared connection to \S+ closed")
-DETECT_RETRY_WAITS = (1.0, 3.0)
 _REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
                       r"no such|unsupported", re.IGNORECASE)
 
@@ -76,7 +65,7 @@ class HostState:
     budget: budget.BudgetPlan | None = None
     conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
     cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
-    # What the last launch or collect pass said (orchestrator/bench.py decides from it): the runner's state,
+    # What the last launch or poll said (orchestrator/bench.py decides from it): the runner's state,
     # or the SSH/command problem (HOST_UNREACHABLE / HOST_FAILED) and its words
     poll_state: str | None = None
     poll_problem: str | None = None
@@ -206,7 +195,6 @@ class Collector:
         self.run_dir = run_dir
         self.view = view
         self.store_results = store_results
-        self.bench_phase = False  # set by orchestrator/bench.py while it launches and collects
         self.hosts: dict[str, HostState] = {}
         self.exit_codes: dict[str, dict[str, int]] = {}
 
@@ -228,7 +216,9 @@ class Collector:
     def host_path(self, state: HostState) -> Path:
         return store.host_dir(self.run_dir, state.dir_name)
 
-    def on_event(self, event: HostEvent) -> None:
+    def on_event(self, event: HostEvent, bench_phase: bool = False) -> None:
+        """`bench_phase`: a launch or poll, where one failure is not the end of a host (orchestrator/bench.py
+        decides from poll_problem), rather than a detect or install, where it is."""
         state = self.host(event.host)
         progress = self.view.host(event.host)
         changed = False
@@ -236,7 +226,7 @@ class Collector:
             progress.phase, changed = "detect", True
         if event.kind == "ok" and event.task.startswith("Install"):
             progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
-        if self.bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
+        if bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
             # launch and collect: one failed pass is not the end of a host (orchestrator/bench.py retries)
             state.poll_problem = HOST_UNREACHABLE if event.kind == "unreachable" else HOST_FAILED
             state.poll_message = (unreachable_reason(event) if event.kind == "unreachable"
@@ -369,92 +359,21 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
     return plan
 
 
-def diagnose_hidden_hops(driver: Driver, collector: Collector) -> None:
-    """Hosts behind a jump host whose hop failed: ssh sends the hop's own error to /dev/null under ControlPersist
-    (Ansible's default), leaving "Connection closed by UNKNOWN port 65535". One more connection without an SSH
-    master hears it ("Host key verification failed.") and it becomes the reason."""
-    hidden = [name for name, state in collector.hosts.items()
-              if state.result.status == HOST_UNREACHABLE and PROXY_CLOSED in (state.result.reason or "")]
-    if not hidden:
-        return
-    found: dict[str, str] = {}
-
-    def keep(event: HostEvent) -> None:
-        if event.kind == "unreachable" and event.message:
-            found[event.host] = event.message
-
-    driver.play(tags="detect", extravars={**platforms.detect_vars(), "ansible_ssh_args": "-o ControlMaster=no"},
-                on_event=keep, hosts=hidden)
-    for name, message in found.items():
-        state = collector.hosts[name]
-        state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {one_line(message)}"
-
-
-def redetect_busy(driver: Driver, collector: Collector) -> None:
-    """Hosts whose SSH server turned the detect connection away as busy (_TRANSIENT_SSH) are detected again."""
-    for wait in DETECT_RETRY_WAITS:
-        busy = [name for name, state in collector.hosts.items()
-                if state.result.status == HOST_UNREACHABLE and _TRANSIENT_SSH.search(state.result.reason or "")]
-        if not busy or (driver.interrupt is not None and driver.interrupt.requested):
-            return
-        time.sleep(wait)
-        for name in busy:
-            state = collector.hosts[name]
-            state.result.status, state.result.reason = HOST_OK, None
-            progress = collector.view.host(name)
-            progress.phase, progress.message = "detect", ""
-        driver.play(tags="detect", extravars=platforms.detect_vars(), on_event=collector.on_event, hosts=busy)
-
-
-def detect_and_plan(driver: Driver, collector: Collector, request: PlanOptions | MatrixRequest, *,
-                    no_provision: bool, upgrade: bool, dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
-    """Detect every host, install OpenSSL where needed (unless dry_run), and plan each usable host."""
-    status = driver.play(tags="detect", extravars=platforms.detect_vars(), on_event=collector.on_event)
-    redetect_busy(driver, collector)
-    if not collector.hosts and status != "successful":
-        errors = [line for line in protocol.without_markers(driver.last_stdout) if "ERROR" in line]
+def no_hosts_reason(driver: Driver, status: str) -> str:
+    """Why a run reached no host: Ansible failed before any (a vault, a broken playbook...), or the inventory and
+    pattern matched none (Ansible only warns of an inventory it cannot read: say what it said)."""
+    lines = protocol.without_markers(driver.last_stdout)
+    if status != "successful":
+        errors = [line for line in lines if "ERROR" in line]
         said = " | ".join(errors[-2:]) or _tail(driver.last_stdout, 4) or status
         hint = ("; give the vault password with --vault-password-file FILE or --ask-vault-pass"
                 if "vault" in said.lower() else "")
-        raise UserError(f"Ansible failed before reaching any host: {said.rstrip('.') if hint else said}{hint}")
-    if not collector.hosts:  # Ansible only warns of an inventory it cannot read: say what it said
-        lines = protocol.without_markers(driver.last_stdout)
-        warned = [next((line.removeprefix("[WARNING]: ") for line in lines if re.search(prefix, line)), "")
-                  for prefix in (r"^\[WARNING\]: (Failed|Unable) to parse", r"^Origin: ")]
-        raise UserError(f"no hosts matched in {driver.inventory}" +
-                        (f" with --limit {driver.limit}" if driver.limit else "") +
-                        (f" (Ansible: {' | '.join(filter(None, warned))})" if any(warned) else "") +
-                        "; check the inventory and the host pattern")
-    diagnose_hidden_hops(driver, collector)
-    installs = decide_installs(collector.hosts, no_provision=no_provision, upgrade=upgrade)
-    if installs and not dry_run:
-        driver.play(tags="provision", extravars=platforms.install_vars(installs), on_event=collector.on_event)
-        for name, manager in installs.items():
-            state = collector.hosts[name]
-            if state.result.status == HOST_OK and not state.openssl_path:
-                fail(state, HOST_FAILED, f"installing openssl with {manager.name} reported success, "
-                                         "but no openssl binary was found afterwards")
-    return plan_usable(collector.hosts, request, dry_run=dry_run)
-
-
-def decide_installs(hosts: dict[str, HostState], *, no_provision: bool,
-                    upgrade: bool) -> dict[str, platforms.PackageManager]:
-    """The package manager each reachable host installs OpenSSL with (hosts that need nothing are left out)."""
-    installs = {}
-    for name, state in hosts.items():
-        if state.result.status != HOST_OK:
-            continue
-        state.provision = provisioning_decision(state, no_provision=no_provision, upgrade=upgrade)
-        if state.provision:
-            installs[name] = state.provision
-    return installs
-
-
-def plan_usable(hosts: dict[str, HostState], request: PlanOptions | MatrixRequest, *,
-                dry_run: bool = False) -> dict[str, tuple[HostState, HostPlan]]:
-    """The matrix of every host that can run it; a dry run plans hosts without OpenSSL too (for an unknown one)."""
-    return {name: (state, plan_for(state, request)) for name, state in hosts.items()
-            if state.result.status == HOST_OK and (state.openssl_path or dry_run)}
+        return f"Ansible failed before reaching any host: {said.rstrip('.') if hint else said}{hint}"
+    warned = [next((line.removeprefix("[WARNING]: ") for line in lines if re.search(prefix, line)), "")
+              for prefix in (r"^\[WARNING\]: (Failed|Unable) to parse", r"^Origin: ")]
+    return (f"no hosts matched in {driver.inventory}" + (f" with --limit {driver.limit}" if driver.limit else "") +
+            (f" (Ansible: {' | '.join(filter(None, warned))})" if any(warned) else "") +
+            "; check the inventory and the host pattern")
 
 
 def record_plans(run: Run, plans: dict[str, tuple[HostState, HostPlan]], options: PlanOptions) -> None:

@@ -1,10 +1,10 @@
 """The one table of what sslbench knows about the hosts' operating systems: which files and commands tell the OS
 (detect.sh prints them, orchestrator/parse/osinfo.py reads them) and which package managers install OpenSSL
-(detect.sh looks for them, the provision play runs their command). The model is ansible-core's OSDIST_LIST:
+(detect.sh looks for them, the install step runs their command). The model is ansible-core's OSDIST_LIST:
 data, in order of preference, not if/elif chains.
 
-The playbook gets these lists as extra vars (`detect_vars`, `install_vars`): adding a package manager or a release
-file is one line here. Pure data.
+detect.sh gets these lists (`detect_vars`, orchestrator/bench.py's detect step): adding a package manager or a
+release file is one line here. Pure data.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class PackageManager:
 
     name: str  # what detect.sh looks for with `command -v` (or a path it tests with -x)
     package: str
-    install: str  # the shell command the provision play runs (as the login user; with become when asked)
+    install: str  # the shell command the install step runs (as the login user; with become when asked)
 
 
 PACKAGE_MANAGERS = (
@@ -62,8 +62,3 @@ def detect_vars() -> dict[str, list[str]]:
     """What detect.sh looks at, for the playbook."""
     return {"sslbench_release_files": list(RELEASE_FILES),
             "sslbench_package_managers": [pm.name for pm in PACKAGE_MANAGERS]}
-
-
-def install_vars(installs: dict[str, PackageManager]) -> dict[str, object]:
-    """host -> the command that installs OpenSSL there, for the provision play (detect runs again after it)."""
-    return {"sslbench_install": {host: pm.install for host, pm in installs.items()}, **detect_vars()}

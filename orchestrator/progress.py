@@ -81,6 +81,7 @@ class ProgressView:
         self.hosts: dict[str, HostProgress] = {}
         self.live = self.stream.isatty() if live is None else live
         self.per_host = per_host
+        self.expected = 0  # hosts the run has, as far as known before each shows up (the summary from the start)
         self._rich: Any = None  # rich.progress.Progress while live
         self._tasks: dict[str, int] = {}
         self._last_line: dict[str, str] = {}
@@ -107,7 +108,7 @@ class ProgressView:
         return self.hosts[name]
 
     def refresh(self, name: str) -> None:
-        if len(self.hosts) > self.per_host:
+        if max(len(self.hosts), self.expected) > self.per_host:
             self._refresh_summary()
             return
         state = self.host(name)

@@ -46,7 +46,7 @@ STDOUT_FILE = "ansible-stdout.txt"
 # run), so this caps concurrent SSH sessions and the controller's memory, not the fleet's size.
 DEFAULT_FORKS = 50
 # What ssh says when the connection to a proxy (ProxyJump/ProxyCommand) hop closed before the host answered
-# (fleet.diagnose_hidden_hops asks again to hear why).
+# (bench.Engine._diagnose_hidden_hops asks again to hear why).
 PROXY_CLOSED = "Connection closed by UNKNOWN port 65535"
 
 # Runner events we turn into HostEvents; everything else is still accepted (never rejected: a
@@ -402,6 +402,8 @@ class Driver:
         where = self.private_dir if worker is None else self.private_dir / f"worker-{call.number:02d}-{worker.name}"
         inventory_dir = where / "inventory"  # ansible-runner's own place: the worker finds it there
         extravars = dict(call.extravars)
+        if worker is not None:  # the run's socket is on this machine: a worker's hosts get their step as a file
+            extravars.pop("sslbench_socket", None)
         inventories: list[str] = [str(self.inventory)]
         if worker is not None:  # the user's inventory travels with it (with its group_vars/host_vars)
             inventory_dir.mkdir(parents=True)
@@ -448,7 +450,8 @@ class Driver:
         shutil.copytree(self.project_dir, project, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(SHIPPED, "__pycache__", "*.pyc"))
         (project / SHIPPED).mkdir(exist_ok=True)
-        for name in (call.extravars.get("sslbench_launchers") or {}).values():  # the files its hosts need
+        steps = call.extravars.get("sslbench_steps") or {}
+        for name in {*steps.values(), call.extravars.get("sslbench_first_step") or ""} - {""}:  # its hosts' steps
             shutil.copy2(self.project_dir / name, project / name)
         env = {k: v for k, v in self.envvars().items() if k != "PATH"}  # the worker's own PATH
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = f"~/.ansible/cp/sslbench-{self.private_dir.name}"

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator import fleet, identity, tables, terminal, units, workers
+from orchestrator import bench, fleet, identity, tables, terminal, units, workers
 from orchestrator.matrix import HostPlan
 from orchestrator.model import HOST_OK, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
@@ -44,8 +44,8 @@ def hosts_command(args: argparse.Namespace) -> int:
                    ansible=AnsibleOptions.from_args(args),
                    workers=workers.from_args(args.worker, args.worker_hosts, args.config)) as driver:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
-        plans = fleet.detect_and_plan(driver, collector, options, no_provision=args.no_provision,
-                                      upgrade=args.upgrade_openssl, dry_run=True)
+        plans = bench.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
+                             upgrade=args.upgrade_openssl, bench=False).run()
     text, notes = render_hosts(collector.hosts, plans, args.format, terminal.output_width(args.width))
     print(text)
     for note in notes:

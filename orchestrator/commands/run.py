@@ -1,7 +1,8 @@
 """`sslbench run`: detect, provision, benchmark every host of an inventory, store and print the results.
 
-The engine is orchestrator/fleet.py; this is its command line. Ctrl-C (or SIGTERM/SIGHUP) stops openssl on the
-hosts and keeps every finished cell; run.json is saved whenever a host finishes.
+The engine is orchestrator/bench.py (each host's steps) and fleet.py (what the hosts say); this is its command line.
+Ctrl-C (or SIGTERM/SIGHUP) stops openssl on the hosts and keeps every finished cell; each host's host.json is saved
+as soon as it finishes, run.json at the end.
 """
 from __future__ import annotations
 
@@ -52,18 +53,16 @@ def run_command(args: argparse.Namespace) -> int:
         collector = fleet.Collector(run, run_dir, view)
         plans = {}
         if not interrupt.requested:
-            plans = fleet.detect_and_plan(driver, collector, options, no_provision=args.no_provision,
-                                          upgrade=args.upgrade_openssl)
+            plans = bench.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
+                                 upgrade=args.upgrade_openssl).run()
         fleet.record_plans(run, plans, options)
-        collector.save()
-        for name, (_state, plan) in plans.items():
-            for note in plan.notes:
-                print(f"{name}: {note}", file=sys.stderr)
-        bench.run_bench(driver, collector, plans, options, interrupt)
         if sites:  # which site worker ran each host
             run.matrix["workers"] = {name: {"ssh": w.ssh, "hosts": w.hosts} for name, w in driver.workers.items()}
             run.matrix["host_workers"] = dict(sorted(driver.host_worker.items()))
         fleet.finish_all(collector, interrupt)
+    for name, (_state, plan) in sorted(plans.items()):
+        for note in plan.notes:
+            print(f"{name}: {note}", file=sys.stderr)
     print(tables.render_runs([run], args.format, terminal.output_width(args.width)))  # as `sslbench report` prints it
     print_host_summary(run, run_dir)
     if interrupt.requested:

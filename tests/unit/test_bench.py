@@ -7,19 +7,19 @@ import pytest
 from orchestrator import bench
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.runner import host_event
+from orchestrator.runner import HostEvent
 from test_runner import make_collector, runner_event
 
 
 def poll(collector, state, stdout=None, unreachable=None, now=100.0, schedule=None):
-    """One collect pass for one host, then bench's decision: (done?, schedule)."""
+    """One poll of one host, then bench's decision: (done?, schedule)."""
     state.poll_state = state.poll_problem = None
-    collector.bench_phase = True
     if unreachable:
         collector.on_event(host_event(runner_event("runner_on_unreachable", host=state.name, msg=unreachable,
-                                                   task="Poll the benchmark")))
+                                                   task="Poll the benchmark")), bench_phase=True)
     else:
         collector.on_event(host_event(runner_event("runner_on_ok", host=state.name, stdout=stdout,
-                                                   task="Poll the benchmark")))
+                                                   task="Poll the benchmark")), bench_phase=True)
     schedule = schedule or bench.Schedule(due=now, deadline=now + 1000)
     return bench._after_poll(collector, state.name, schedule, now), schedule
 
@@ -128,3 +128,249 @@ def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_
         "runner_on_ok", host="dead", task="Ship the logs of the finished cells",
         stdout=f"@@sslbench-progress\n@@sslbench-log {cell_id}\n+F:1:x:2\n\n@@sslbench-endlog {cell_id}\n")))
     assert len(state.result.measurements) == measured
+
+
+# --- the engine: each host through its steps, over the socket its task asks (tests/unit/fake_fleet.py) --------
+
+def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, **driver_kw):
+    from fake_fleet import FakeDriver
+    from orchestrator.fleet import PlanOptions
+    from orchestrator.matrix import MatrixRequest
+    from orchestrator.runner import Interrupt
+
+    driver = FakeDriver(tmp_path, hosts, forks=forks, **driver_kw)
+    collector, _ = make_collector(tmp_path)
+    collector.hosts.clear()
+    collector.run.hosts.clear()
+    request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=[1024], threads=[1], apis=["evp"], seconds=1)
+    engine = bench.Engine(driver, collector, PlanOptions(request=request, idle_wait=0), Interrupt(),
+                          bench=bench_on)
+    return engine, driver, collector
+
+
+def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, monkeypatch):
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router(finished_after=3)})
+    plans = engine.run()
+    assert driver.calls == [("sslbench.yml", ["r1", "r2"])]  # one ansible-playbook, no cleanup pass
+    assert driver.steps == {"r1": ["detect", "launch", "poll", "forget"],
+                            "r2": ["detect", "launch", "poll", "poll", "poll", "forget"]}
+    assert sorted(plans) == ["r1", "r2"]
+    assert {s.name: s.result.status for s in collector.hosts.values()} == {"r1": HOST_OK, "r2": HOST_OK}
+    assert all(s.finished for s in collector.hosts.values())
+
+
+def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_later_passes(tmp_path, monkeypatch):
+    """No task waits for its host's cells while other hosts wait for a worker: --forks caps SSH, not the fleet."""
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {f"r{i}": router() for i in range(3)}, forks=2)
+    engine.run()
+    assert len(driver.calls) >= 2 and driver.calls[0] == ("sslbench.yml", ["r0", "r1", "r2"])
+    assert all(steps == ["detect", "launch", "poll", "forget"] for steps in driver.steps.values())
+    assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
+
+
+def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_path, monkeypatch):
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    detects = iter(["rig-openwrt2.detect.txt", "rig-openwrt1.detect.txt"])  # no openssl, then openssl
+    steady = router("rig-openwrt1.detect.txt")
+
+    def host(kind, script):
+        if kind == "detect":
+            return router(next(detects))(kind, script)
+        return steady(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host})
+    engine.run()
+    assert driver.steps["r1"] == ["detect", "install", "detect", "launch", "poll", "forget"]
+    assert collector.hosts["r1"].result.status == HOST_OK
+
+
+def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_path, monkeypatch):
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+
+    Clock(monkeypatch)
+    no_openssl = router("rig-openwrt2.detect.txt")
+
+    def host(kind, script):
+        if kind == "install":
+            return Outcome("failed", stdout="Unknown package 'openssl-util'.\n", rc=255,
+                           stderr="Collected errors:\n * opkg_install_cmd: Cannot install package openssl-util.")
+        return no_openssl(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host})
+    engine.run()
+    result = collector.hosts["r1"].result
+    assert driver.steps["r1"] == ["detect", "install"]
+    assert result.status == HOST_FAILED and result.reason.startswith(bench.INSTALL)
+    assert "Cannot install package openssl-util" in result.reason
+
+
+def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, monkeypatch):
+    """Aliases of one dropbear box (5 unauthenticated connections per client), or 30 hosts behind one bastion
+    (MaxStartups): the server resets some detect connections. Those hosts are asked again; a refused one is not."""
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+
+    Clock(monkeypatch)
+    said = {"busy": ["kex_exchange_identification: read: Connection reset by peer"],
+            "shared": ["Shared connection to 127.0.0.27 closed.", "Shared connection to 127.0.0.27 closed."],
+            "away": ["ssh: connect to host 127.0.0.250 port 22: Connection refused"] * 3}
+
+    def host(name):
+        ok = router()
+
+        def answer(kind, script):
+            if kind == "detect" and said[name]:
+                return Outcome("unreachable", stderr=said[name].pop(0))
+            return ok(kind, script)
+        return answer
+
+    engine, driver, collector = engine_for(tmp_path, {name: host(name) for name in said}, bench_on=False)
+    engine.run()
+    assert driver.steps == {"busy": ["detect"] * 2, "shared": ["detect"] * 3, "away": ["detect"]}
+    status = {name: state.result.status for name, state in collector.hosts.items()}
+    assert status == {"busy": HOST_OK, "shared": HOST_OK, "away": HOST_UNREACHABLE}
+    assert "Connection refused" in collector.hosts["away"].result.reason
+
+
+def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, monkeypatch):
+    from fake_fleet import Clock
+    from orchestrator.hostlink import Outcome
+
+    Clock(monkeypatch)
+
+    def busy(kind, script):
+        return Outcome("unreachable", stderr="kex_exchange_identification: Connection closed by remote host")
+
+    engine, driver, collector = engine_for(tmp_path, {"r9": busy})
+    engine.run()
+    assert driver.steps["r9"] == ["detect"] * (1 + len(bench.DETECT_RETRY_WAITS))
+    result = collector.hosts["r9"].result
+    assert result.status == HOST_UNREACHABLE and "Connection closed by remote host" in result.reason
+
+
+def test_a_poll_that_cannot_connect_is_retried_with_backoff_then_the_host_is_unreachable_and_cleaned_up(
+        tmp_path, monkeypatch):
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+    from orchestrator.runner import CLEANUP_PLAYBOOK
+
+    clock = Clock(monkeypatch)
+    ok = router()
+    asked = []
+
+    def host(kind, script):
+        if kind == "poll":
+            asked.append(clock.now)
+            return Outcome("unreachable", stderr="ssh: connect to host 127.0.0.9 port 22: Connection timed out")
+        return ok(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host})
+    engine.run()
+    assert [round(b - a) for a, b in zip(asked, asked[1:])] == [round(w) for w in bench.RETRY_WAITS]
+    result = collector.hosts["r1"].result
+    assert result.status == HOST_UNREACHABLE and "Connection timed out" in result.reason
+    assert driver.calls[-1][0] != CLEANUP_PLAYBOOK  # an unreachable host cannot be cleaned up: not asked
+
+
+def test_a_task_that_fails_before_it_asks_is_retried_then_the_host_is_unreachable_with_its_words(
+        tmp_path, monkeypatch):
+    """A later pass whose task dies before it reaches the socket (a crashed fork): no step ran, so nothing is read
+    as its output; the host is asked again after RETRY_WAITS, then called unreachable with what the task said."""
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()}, forks=1)
+    real_task, passes = driver._task, []
+
+    def task(path, name, play_hosts):
+        passes.append(name)
+        if len(passes) <= 2:  # the first pass: detect and launch, then the task ends (r2 waits for a worker)
+            return real_task(path, name, play_hosts)
+        raise RuntimeError("sslbench_step: the controller closed its socket")
+
+    def play(*, extravars=None, on_event=None, hosts=None, **kw):
+        if hosts is None:
+            return FakeDriver_play(extravars=extravars, on_event=on_event, hosts=hosts, **kw)
+        driver.calls.append(("sslbench.yml", list(hosts)))
+        for name in hosts:
+            on_event(HostEvent(kind="start", host=name, task=bench.STEP_TASK))
+            try:
+                task(extravars["sslbench_socket"], name, len(hosts))
+            except RuntimeError as exc:
+                on_event(HostEvent(kind="failed", host=name, task=bench.STEP_TASK, message=str(exc)))
+        return "successful"
+
+    driver._task = task
+    FakeDriver_play, driver.play = driver.play, play
+    engine.run()
+    for name in ("r1", "r2"):
+        result = collector.hosts[name].result
+        assert driver.steps[name] == ["detect", "launch"]
+        assert result.status == HOST_UNREACHABLE and "the controller closed its socket" in result.reason
+    assert len(driver.calls) == 1 + 1 + len(bench.RETRY_WAITS)
+
+
+def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path, monkeypatch):
+    """A YAML typo: Ansible only warns and finds no host; sslbench said "no hosts matched", not why."""
+    from fake_fleet import Clock
+    from orchestrator.errors import UserError
+
+    Clock(monkeypatch)
+    said = ("[WARNING]: Failed to parse inventory with 'auto' plugin: YAML parsing failed: While parsing "
+            "a flow sequence did not find expected ',' or ']'.\n\nFailed to parse inventory with 'auto' "
+            "plugin.\n\n<<< caused by >>>\n\nOrigin: /x/hosts.yml:2:1\n\n[WARNING]: Unable to parse "
+            "/x/hosts.yml as an inventory source\n[WARNING]: No inventory was parsed\n")
+    engine, driver, _ = engine_for(tmp_path, {}, last_stdout=said)
+    with pytest.raises(UserError) as raised:
+        engine.run()
+    assert str(raised.value) == (
+        f"no hosts matched in {tmp_path / 'hosts.yml'} (Ansible: Failed to parse inventory with 'auto' plugin: YAML "
+        "parsing failed: While parsing a flow sequence did not find expected ',' or ']'. | Origin: /x/hosts.yml:2:1); "
+        "check the inventory and the host pattern")
+
+
+def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
+    from fake_fleet import Clock, router
+    from orchestrator import fleet
+
+    Clock(monkeypatch)
+    real_apply = fleet.apply_facts
+
+    def apply_facts(state, stdout):
+        if state.name == "odd":
+            raise ValueError("unexpected section")
+        real_apply(state, stdout)
+
+    monkeypatch.setattr(fleet, "apply_facts", apply_facts)
+    engine, driver, collector = engine_for(tmp_path, {"odd": router(), "r1": router()})
+    engine.run()
+    assert driver.steps == {"odd": ["detect"], "r1": ["detect", "launch", "poll", "forget"]}
+    odd = collector.hosts["odd"].result
+    assert odd.status == HOST_FAILED and odd.reason == "internal error: ValueError: unexpected section"
+    assert collector.hosts["r1"].result.status == HOST_OK
+    assert "sslbench: internal error on odd" in capsys.readouterr().err
+
+
+def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch, capsys):
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()})
+
+    def full(state, name, text):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(collector, "_store", full)
+    engine.run()
+    assert engine.interrupt.requested and engine.interrupt.reason == "cannot write the results (No space left on device)"
+    assert capsys.readouterr().err.count("stopping the benchmark") == 1
+    assert driver.calls[-1][0] == "cleanup.yml"  # launched hosts are stopped, not left measuring for nothing

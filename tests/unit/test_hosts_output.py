@@ -2,6 +2,7 @@
 (tests/data/detect/, captured over SSH), the build VM's topology, and a host that could not be reached."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ from orchestrator import fleet
 from orchestrator.cli import build_parser
 from orchestrator.commands.hosts import render_hosts
 from orchestrator.identity import os_label
-from orchestrator.model import HOST_UNREACHABLE, HostResult, OsFacts
+from orchestrator.model import HOST_UNREACHABLE, HostResult, OsFacts, Run
+from orchestrator.progress import ProgressView
 from orchestrator.options import plan_options_from_args
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -19,19 +21,31 @@ DETECTED = sorted((DATA / "detect").glob("*.detect.txt")) + [
 
 
 def detected_fleet(*words: str) -> tuple[dict[str, fleet.HostState], dict[str, tuple[fleet.HostState, object]]]:
-    """What `sslbench hosts WORDS` decides once detect.sh has answered: the same functions, without SSH."""
+    """What `sslbench hosts WORDS` decides once detect.sh has answered: its engine, over a fleet without SSH."""
+    import os
+    import tempfile
+
+    from fake_fleet import FakeDriver
+    from orchestrator import bench
+    from orchestrator.hostlink import Outcome
+    from orchestrator.runner import Interrupt
+
     args = build_parser("hosts").parse_args(["hosts", *words])
-    hosts = {}
-    for path in DETECTED:
-        name = path.name.split(".")[0]
-        state = fleet.HostState(name=name, result=HostResult(host=name))
-        fleet.apply_facts(state, path.read_text())
-        hosts[name] = state
-    gone = fleet.HostState(name="router-attic", result=HostResult(host="router-attic"))
-    fleet.fail(gone, HOST_UNREACHABLE, "ssh: connect to host 192.0.2.7 port 22: No route to host")
-    hosts[gone.name] = gone
-    fleet.decide_installs(hosts, no_provision=args.no_provision, upgrade=args.upgrade_openssl)
-    return hosts, fleet.plan_usable(hosts, plan_options_from_args(args), dry_run=True)
+
+    def answers(text: str):
+        return lambda kind, script: Outcome("ok", stdout=text)
+
+    hosts = {path.name.split(".")[0]: answers(path.read_text()) for path in DETECTED}
+    hosts["router-attic"] = lambda kind, script: Outcome(
+        "unreachable", stderr="ssh: connect to host 192.0.2.7 port 22: No route to host")
+    with tempfile.TemporaryDirectory() as scratch:
+        os.makedirs(f"{scratch}/run")
+        driver = FakeDriver(Path(scratch), hosts)
+        collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch) / "run",
+                                    ProgressView(live=False, stream=io.StringIO()), store_results=False)
+        plans = bench.Engine(driver, collector, plan_options_from_args(args), Interrupt(),
+                             no_provision=args.no_provision, upgrade=args.upgrade_openssl, bench=False).run()
+    return collector.hosts, plans
 
 
 def test_the_fixtures_cover_what_the_table_distinguishes():

@@ -35,10 +35,10 @@ def test_only_builtin_modules_and_no_fact_gathering():
         for play in yaml.safe_load(playbook.read_text()):
             assert play["gather_facts"] is False
         for task in tasks_of(playbook):
-            modules = [k for k in task if k.startswith("ansible.") or k == "sslbench_launch"]
+            modules = [k for k in task if k.startswith("ansible.") or k == "sslbench_step"]
             assert modules, task["name"]
-            # raw and our sslbench_launch (playbooks/action_plugins: sh reading the script on stdin) need no Python
-            assert all(m in ("ansible.builtin.raw", "sslbench_launch") for m in modules), modules
+            # raw and our sslbench_step (playbooks/action_plugins: sh reading each script on stdin) need no Python
+            assert all(m in ("ansible.builtin.raw", "sslbench_step") for m in modules), modules
 
 
 def test_inventory_values_reach_the_shell_only_through_quote():

@@ -156,7 +156,7 @@ def test_opkg_failure_reason_keeps_the_last_lines():
 
 
 def test_a_failed_launch_is_told_by_the_hosts_stderr_not_its_login_banner():
-    """sslbench_launch runs without a pty: the host's words are in stderr, behind raw's generic msg."""
+    """sslbench_step runs without a pty: the host's words are in stderr, behind raw's generic msg."""
     ev = host_event(runner_event(
         "runner_on_failed", task="Ship the runner and its cells, and start it", msg="non-zero return code", rc=1,
         stdout="Raspberry Pi OS: start-up banner\n\x1b]0;root@pi: /root\x07",
@@ -385,87 +385,3 @@ def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_ev
     assert interrupt.exit_code == 2  # bad environment, as the CLI's OSError: not 130 as if Ctrl-C
     err = capsys.readouterr().err
     assert err.count("stopping the benchmark") == 1 and "internal error" not in err
-
-
-def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path):
-    """A YAML typo: Ansible only warns and finds no host; sslbench said "no hosts matched", not why."""
-    import pytest
-
-    from orchestrator.errors import UserError
-    from orchestrator.fleet import PlanOptions, detect_and_plan
-    from orchestrator.matrix import MatrixRequest
-
-    class Unparsed:
-        inventory, limit = tmp_path / "hosts.yml", None
-        last_stdout = ("[WARNING]: Failed to parse inventory with 'auto' plugin: YAML parsing failed: While parsing "
-                       "a flow sequence did not find expected ',' or ']'.\n\nFailed to parse inventory with 'auto' "
-                       "plugin.\n\n<<< caused by >>>\n\nOrigin: /x/hosts.yml:2:1\n\n[WARNING]: Unable to parse "
-                       "/x/hosts.yml as an inventory source\n[WARNING]: No inventory was parsed\n")
-
-        def play(self, **kw):
-            return "successful"
-
-    collector, _ = make_collector(tmp_path)
-    collector.hosts.clear()
-    with pytest.raises(UserError) as raised:
-        detect_and_plan(Unparsed(), collector, PlanOptions(MatrixRequest()), no_provision=False, upgrade=False)
-    assert str(raised.value) == (
-        f"no hosts matched in {tmp_path / 'hosts.yml'} (Ansible: Failed to parse inventory with 'auto' plugin: YAML "
-        "parsing failed: While parsing a flow sequence did not find expected ',' or ']'. | Origin: /x/hosts.yml:2:1); "
-        "check the inventory and the host pattern")
-
-
-def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, monkeypatch):
-    """Six aliases of one dropbear box (5 unauthenticated connections per client), or 30 hosts behind one bastion
-    (MaxStartups): the server resets some detect connections. Those hosts are asked again; a refused one is not."""
-    from orchestrator import fleet
-
-    monkeypatch.setattr(fleet, "DETECT_RETRY_WAITS", (0.0, 0.0))
-    said = {"busy": ["kex_exchange_identification: read: Connection reset by peer", None],
-            "shared": ["Shared connection to 127.0.0.27 closed.", "Shared connection to 127.0.0.27 closed.", None],
-            "away": ["ssh: connect to host 127.0.0.250 port 22: Connection refused"]}
-    asked: list[list[str]] = []
-
-    class Busy:
-        interrupt = None
-
-        def play(self, *, hosts=None, on_event, **kw):
-            asked.append(sorted(hosts or said))
-            for host in hosts or said:
-                message = said[host].pop(0)
-                on_event(HostEvent(kind="ok" if message is None else "unreachable", host=host,
-                                   task="Detect host facts", message=message or ""))
-            return "successful"
-
-    collector, _ = make_collector(tmp_path)
-    collector.hosts.clear()
-    Busy().play(on_event=collector.on_event)
-    fleet.redetect_busy(Busy(), collector)
-    assert asked == [["away", "busy", "shared"], ["busy", "shared"], ["shared"]]
-    status = {name: state.result.status for name, state in collector.hosts.items()}
-    assert status == {"busy": HOST_OK, "shared": HOST_OK, "away": HOST_UNREACHABLE}
-    assert "Connection refused" in collector.hosts["away"].result.reason
-
-
-def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, monkeypatch):
-    from orchestrator import fleet
-
-    monkeypatch.setattr(fleet, "DETECT_RETRY_WAITS", (0.0, 0.0))
-    calls = []
-
-    class AlwaysBusy:
-        interrupt = None
-
-        def play(self, *, hosts=None, on_event, **kw):
-            calls.append(hosts)
-            on_event(HostEvent(kind="unreachable", host="r9", task="Detect host facts",
-                               message="kex_exchange_identification: Connection closed by remote host"))
-            return "successful"
-
-    collector, _ = make_collector(tmp_path)
-    collector.hosts.clear()
-    AlwaysBusy().play(on_event=collector.on_event)
-    fleet.redetect_busy(AlwaysBusy(), collector)
-    assert len(calls) == 1 + len(fleet.DETECT_RETRY_WAITS)
-    result = collector.hosts["r9"].result
-    assert result.status == HOST_UNREACHABLE and "Connection closed by remote host" in result.reason

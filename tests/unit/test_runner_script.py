@@ -353,7 +353,7 @@ def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_lau
     work = Path(bench.work_dir(run_id, plan.host))
     path = sh_only_path(tmp_path)
     try:
-        # as the sslbench_launch action runs it: `sh -s`, the script on stdin
+        # as the sslbench_step action runs it: `sh -s`, the script on stdin
         first = subprocess.run(["/bin/sh", "-s"], input=script.read_text(), capture_output=True, text=True,
                                env={"PATH": path}, timeout=30)
         assert first.returncode == 0 and "@@sslbench-state started" in first.stdout, first.stdout + first.stderr

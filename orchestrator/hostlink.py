@@ -1,0 +1,83 @@
+"""The controller's end of the sslbench_step task's Unix socket (playbooks/action_plugins/sslbench_step.py).
+
+Each host's task connects once and then, in turn, reports what its last step printed and reads its next step
+(JSON lines; the first report has no outcome). The run engine (orchestrator/bench.py) answers: a script to run
+now, or `end`. One thread per connected host, which spends its time waiting: for the host's SSH exec, or for the
+moment its next step is due. The socket lives in the run's private dir (mode 0700): only this user reaches it.
+"""
+from __future__ import annotations
+
+import json
+import socketserver
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass
+class Outcome:
+    """What one step's SSH exec gave: "ok" / "failed" (the script's exit code) or "unreachable" (ssh's words)."""
+
+    kind: str
+    stdout: str = ""
+    stderr: str = ""
+    rc: int | None = None
+
+
+# (host, how many hosts its play has, the outcome of the step it ran, or None at first) -> the script to run next,
+# or None for `end`
+Answer = Callable[[str, int, Outcome | None], str | None]
+
+
+def _text(value: object) -> str:
+    """Output as Ansible decoded it (undecodable bytes as surrogates) made storable: U+FFFD for those bytes."""
+    if not isinstance(value, str):
+        return ""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def read_report(line: str) -> tuple[str, int, Outcome | None]:
+    report = json.loads(line)
+    raw = report.get("outcome")
+    outcome = None
+    if isinstance(raw, dict):
+        rc = raw.get("rc")
+        outcome = Outcome(kind=str(raw.get("kind")), stdout=_text(raw.get("stdout")), stderr=_text(raw.get("stderr")),
+                          rc=rc if isinstance(rc, int) else None)
+    return str(report.get("host") or ""), int(report.get("play_hosts") or 0), outcome
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True  # a host's thread never holds up the end of the run
+
+
+class HostLink:
+    """Serves `answer` on a Unix socket at directory/steps.sock until closed."""
+
+    def __init__(self, directory: Path, answer: Answer) -> None:
+        self.path = Path(directory) / "steps.sock"
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                for line in self.rfile:
+                    try:
+                        host, play_hosts, outcome = read_report(line.decode("utf-8", "replace"))
+                    except (ValueError, TypeError, AttributeError):
+                        return  # not our plugin speaking: drop the connection
+                    script = answer(host, play_hosts, outcome)
+                    reply = {"end": True} if script is None else {"run": script}
+                    try:
+                        self.wfile.write(json.dumps(reply).encode("utf-8") + b"\n")
+                    except OSError:  # the task is gone (its play was cancelled)
+                        return
+
+        self._server = _Server(str(self.path), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.5},
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self.path.unlink(missing_ok=True)
