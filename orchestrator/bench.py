@@ -44,6 +44,9 @@ PROGRESS_WAITS = (10.0, 60.0)
 # took if that was longer: a host left out would be asked that much later anyway, at the cost of one more pass.
 BATCH = 2.0
 FIRST_POLL_MARGIN = 1.0  # after a host's planned cells: the snapshots around them take about this much
+# A matrix this short comes back in its launch's SSH exec (which waits for it) when its task may wait anyway
+WAIT_IN_LAUNCH = 10.0
+HOLD_CHECK = 5.0  # a task waiting for its host's next step looks at Ctrl-C this often (its thread sleeps between)
 RETRY_WAITS = (5.0, 10.0, 20.0)  # an SSH failure is asked again after these waits before `unreachable`
 DIED_RECHECK = 2.0  # a runner that looked dead is looked at again after this
 HEREDOC = "SSLBENCH_{}_EOF"
@@ -86,9 +89,10 @@ def work_dirs(run_id: str, hosts: list[str]) -> dict[str, dict[str, str]]:
     return {"sslbench_workdirs": {host: work_dir(run_id, host) for host in hosts}}
 
 
-def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int) -> str:
+def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wait: int = 0) -> str:
     """The one script a host gets: it writes the work dir (the runner, the conditions script, its cells) and
-    starts the runner detached. Asked again after a lost answer, it finds its runner and says it started."""
+    starts the runner detached; with `wait`, it stays until the runner ends (at most that many seconds) and
+    prints what a poll prints. Asked again after a lost answer, it finds its runner and says it started."""
     files = PLAYBOOK_DIR / "files"
     parts = [
         "#!/bin/sh",
@@ -106,7 +110,7 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int) ->
                        ("conditions.sh", (files / "conditions.sh").read_text()), ("cells.txt", cells_text(plan.cells))):
         marker = HEREDOC.format(name.split(".")[0].upper())
         parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
-    parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}")
+    parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
     return "\n".join(parts) + "\n"
 
 
@@ -175,6 +179,7 @@ class Engine:
         self._lock = threading.RLock()  # the socket's threads, ansible-runner's events and the view's ticker
         self._holding = False  # tasks may wait for their host's next step in the current pass
         self._first_pass = True  # a host first heard of now has had detect as its step (sslbench_first_step)
+        self._play_hosts = 0  # the most hosts a task of this pass said its play has
         self._detect = detect_script()
         self._passes = 0
         self._first_step = self._ship("detect", self._detect)
@@ -210,6 +215,7 @@ class Engine:
         """Run the steps of `hosts` (None: every host of the inventory, each starting with detect)."""
         self._passes += 1
         self._first_pass = hosts is None
+        self._play_hosts = 0
         unfinished = {n for n, f in self.flows.items() if f.step is not None}
         # no host outside the pass will want a step before it ends (and, _answer checks, every task of the pass
         # has its worker at once)
@@ -236,7 +242,7 @@ class Engine:
             ticker.join()
         with self._lock:
             for name, flow in self.flows.items():
-                asked = hosts is None or name in hosts
+                asked = (hosts is None or name in hosts) and not self.interrupt.requested  # Ctrl-C: said so at the end
                 if asked and flow.step is not None and (flow.in_flight or not (flow.linked or flow.heard)):
                     flow.in_flight = False
                     self._guarded_report(flow, Outcome(kind="unreachable", stderr=NO_ANSWER))
@@ -262,6 +268,7 @@ class Engine:
         """The socket's question: the host's next step, once it is due (None: the task ends)."""
         with self._lock:
             self.collector.view.expected = max(self.collector.view.expected, play_hosts)
+            self._play_hosts = max(self._play_hosts, play_hosts)
             flow = self._flow(host)
             if outcome is None:
                 flow.linked = True
@@ -275,10 +282,14 @@ class Engine:
                 with self._lock:
                     flow.in_flight = True
                 return step.script
-            if not (self._holding and play_hosts <= (self.driver.forks or DEFAULT_FORKS)):
+            if not self._may_wait():
                 return None  # asked again in a later pass
-            time.sleep(min(wait, 0.5))
+            time.sleep(min(wait, HOLD_CHECK))
         return None
+
+    def _may_wait(self) -> bool:
+        """May a task wait for its host's next step? Only when no other host can want its worker meanwhile."""
+        return self._holding and 0 < self._play_hosts <= (self.driver.forks or DEFAULT_FORKS)
 
     def _on_event(self, event: HostEvent) -> None:
         """An Ansible event of the step task: a start, a socket task's end, or a site worker's host's one step."""
@@ -348,15 +359,19 @@ class Engine:
         if step.task != FORGET:  # the forget step leaves the poll's state (finished) in place
             state.poll_state = None
         state.poll_problem = None
+        if step.task == LAUNCH and outcome.kind == "ok":
+            flow.launched = True  # its runner (and work dir) are there, whatever happens to its output here
         self.collector.on_event(event, bench_phase=True)
-        if step.task == LAUNCH:
-            flow.step = self._after_launch(flow, now)
-        elif step.task == POLL and state.poll_state == "finished" and state.poll_problem is None:
-            flow.step = Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
-        else:
-            assert flow.schedule is not None  # polled, so launched
-            done = _after_poll(self.collector, state.name, flow.schedule, now)
-            flow.step = None if done else Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
+        flow.step = self._after_launch(flow, now) if step.task == LAUNCH else self._after_poll_step(flow, step, now)
+
+    def _after_poll_step(self, flow: HostFlow, step: Step, now: float) -> Step | None:
+        """After a poll (or a launch that waited, or a forget): forget once all is shipped, else poll again."""
+        state = flow.state
+        if step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None:
+            return Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
+        assert flow.schedule is not None  # polled, so launched
+        done = _after_poll(self.collector, state.name, flow.schedule, now)
+        return None if done else Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
 
     def _after_detect(self, flow: HostFlow, task: str) -> Step | None:
         state = flow.state
@@ -383,8 +398,11 @@ class Engine:
         progress = self.collector.view.host(state.name)
         progress.planned = {c.id: c.seconds for c in plan.cells}
         progress.total = len(plan.cells)
+        wait = 0  # the launch waits for a short matrix when the task may wait anyway: one poll fewer, none early
+        if self._may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH:
+            wait = int(plan.eta_seconds * 1.5 + FIRST_POLL_MARGIN + 5)
         script = launcher_script(self.collector.run.run_id, plan, state.openssl_path or "openssl",
-                                 self.options.idle_wait)
+                                 self.options.idle_wait, wait)
         return Step(LAUNCH, script, time.monotonic())
 
     def _after_install(self, flow: HostFlow) -> Step | None:
@@ -404,7 +422,7 @@ class Engine:
                 return Step(LAUNCH, flow.step.script, now + RETRY_WAITS[flow.launch_retries - 1])
             fail(state, HOST_UNREACHABLE, state.poll_message)
             return None
-        if state.poll_state != "started" or state.result.status != HOST_OK:
+        if state.poll_state is None or state.result.status != HOST_OK:
             return None
         flow.launched = True
         self.collector.view.host(state.name).phase = "bench"
@@ -413,7 +431,10 @@ class Engine:
         every = progress_wait(plan)
         flow.schedule = Schedule(due=now + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
                                  deadline=now + deadline_after(plan, self.options), every=every)
-        return Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
+        if state.poll_state == "started":
+            return Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
+        assert flow.step is not None
+        return self._after_poll_step(flow, flow.step, now)  # the launch waited: it said what a poll says
 
     def _runner(self, host: str, command: str) -> str:
         return f"sh {shlex.quote(work_dir(self.collector.run.run_id, host))}/run.sh {command}\n"

@@ -7,7 +7,8 @@
 # Usage:
 #   conditions.sh [snapshot [LABEL]]     full snapshot: clocks, governors, time_in_state, thermal,
 #                                        offline cores, swap, get_throttled, /proc/crypto, topology
-#   conditions.sh before | after         the same, labelled before / after
+#   conditions.sh before | after         the same, labelled before / after (after without the sections a run
+#                                        cannot change: topology, tools, kernel crypto, OpenSSL engines/providers)
 #   conditions.sh quick [LABEL]          only what changes during a run (per-cell before/after)
 #   conditions.sh idle-wait MAX_SECONDS LOAD [QUIET_SECONDS [SAMPLE_SECONDS [CPU_LIMIT]]]
 #                                        wait until the host is idle, bounded by MAX_SECONDS
@@ -261,11 +262,15 @@ snapshot() {
     sec_throttled
     if [ -z "$_quick" ]; then
         sec_cpus
-        sec_topology
+        # what the run cannot change is read once, before it (the controller reads these from `before` only):
+        # `after` skips two openssl starts and the /proc/crypto walk, the costliest parts on a router
+        [ "$_label" = after ] || sec_topology
         sec_swap
-        sec_tools
-        sec_crypto
-        sec_openssl
+        if [ "$_label" != after ]; then
+            sec_tools
+            sec_crypto
+            sec_openssl
+        fi
     fi
     echo "@@ end sslbench-conditions"
 }

@@ -1,8 +1,9 @@
 # sslbench on-host runner: POSIX sh for BusyBox ash (no arrays, no [[ ]], no +=).
 # It lives in its own work dir (/tmp/sslbench.<run-id>.<host hash>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
 # line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
-#   sh run.sh launch OPENSSL [IDLE_MAX]
-#                             start the runner detached from this SSH session (and return at once)
+#   sh run.sh launch OPENSSL [IDLE_MAX [WAIT]]
+#                             start the runner detached from this SSH session and return at once, or with WAIT
+#                             (seconds) once it ended or WAIT passed, printing what a poll prints
 #   sh run.sh start OPENSSL [IDLE_MAX]
 #                             the runner itself (in the foreground): with conditions.sh, idle gate (at most
 #                             IDLE_MAX s, 0 = none) and snapshot first, every cell through `conditions.sh cell`
@@ -73,8 +74,25 @@ launch() {
     else
         sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     fi
-    echo "$!" > pid
+    runner=$!
+    echo "$runner" > pid
     echo "@@sslbench-state started"
+    # WAIT: a short matrix comes back in this same SSH exec. The runner does not depend on this shell (a session
+    # that drops leaves it running, and the controller polls as usual); a watchdog ends the wait after WAIT s.
+    [ "${3:-0}" -gt 0 ] 2>/dev/null || return 0
+    trap ':' USR1
+    (
+        sleep "$3" </dev/null >/dev/null 2>&1 &
+        nap=$!
+        trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+        wait "$nap"
+        kill -USR1 $$ 2>/dev/null
+    ) </dev/null >/dev/null 2>&1 &
+    watchdog=$!
+    wait "$runner"
+    kill -TERM "$watchdog" 2>/dev/null
+    wait "$watchdog" 2>/dev/null
+    poll
 }
 
 run_cells() {
@@ -220,10 +238,11 @@ stop() {
 
 echo ""
 case "$1" in
-    launch) launch "$2" "$3" ;;
+    launch) launch "$2" "$3" "$4" ;;
     start) run_cells "$2" "$3" ;;
     poll) poll ;;
     forget) forget ;;
     stop) stop ;;
-    *) echo "usage: run.sh launch|start OPENSSL [IDLE_MAX] | poll | forget | stop" >&2; exit 2 ;;
+    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll | forget | stop" >&2
+       exit 2 ;;
 esac

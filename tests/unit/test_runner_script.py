@@ -418,3 +418,43 @@ def test_forget_keeps_a_work_dir_with_logs_not_yet_shipped(tmp_path):
     assert "@@sslbench-state finished" in sh(work, "poll").stdout
     sh(work, "forget")
     assert not work.exists()
+
+
+def test_a_launch_told_to_wait_returns_with_the_finished_poll_and_leaves_no_watchdog(tmp_path):
+    """`launch OPENSSL IDLE WAIT`: a short matrix comes back in the launch's own exec; the watchdog's sleep
+    is ended with it (nothing of ours left on the router)."""
+    work, fake = workdir(tmp_path, [("001-t", "speed table")])
+    began = time.monotonic()
+    out = sh(work, "launch", str(fake), "0", "15").stdout
+    assert time.monotonic() - began < 10  # the runner's 2 s, not the 15 s cap
+    assert protocol_state(out) == "finished" and "started" in out
+    assert "+F:6:sha256:16000.00" in dict(split_logs(out))["001-t"]
+    time.sleep(0.3)
+    assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p.name) == "sleep 15"]
+
+
+def test_a_launch_whose_wait_runs_out_says_running_and_the_runner_goes_on(tmp_path):
+    work, fake = workdir(tmp_path, [("001-t", "speed table")])
+    began = time.monotonic()
+    out = sh(work, "launch", str(fake), "0", "1").stdout
+    assert time.monotonic() - began < 1.9
+    assert protocol_state(out) == "running"
+    for _ in range(40):  # the runner was not stopped by the end of the wait
+        out = sh(work, "poll").stdout
+        if protocol_state(out) != "running":
+            break
+        time.sleep(0.1)
+    assert protocol_state(out) == "finished" and "+F:6:sha256:16000.00" in dict(split_logs(out))["001-t"]
+
+
+def protocol_state(stdout):
+    from orchestrator.protocol import state
+
+    return state(stdout)
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
