@@ -44,10 +44,12 @@ show() {
     fi
 }
 
-# copy a whole file, or a note
+# copy a whole file, or a note (read line by line: no process for the small /proc and /sys files of a snapshot,
+# which a router's slow fork would make the dearest part of it)
 dump() {
     if [ -r "$1" ]; then
-        cat "$1" 2>/dev/null || note "unreadable ${1#"$SYSROOT"}"
+        { while IFS= read -r _l || [ -n "$_l" ]; do echo "$_l"; done < "$1"; } 2>/dev/null ||
+            note "unreadable ${1#"$SYSROOT"}"
     else
         note "no ${1#"$SYSROOT"}${2:+ ($2)}"
     fi

@@ -50,24 +50,28 @@ done
 # CPU clusters (big.LITTLE) in conditions.sh's format, so the controller can pin single-thread cells.
 echo "@@sslbench:cpu clusters"
 sys=${SSLBENCH_SYSROOT:-}/sys/devices/system/cpu  # SYSROOT: a fake tree in tests
-[ -r $sys/online ] && echo "@@ cpus" && echo "online $(cat $sys/online)"
+# `value KEY FILE`: "KEY <its first line>" when readable; read, not $(cat): no process per sysfs file
+value() {
+    if [ -r "$2" ] && { IFS= read -r _v < "$2" || [ -n "$_v" ]; } 2>/dev/null; then echo "$1 $_v"; fi
+}
+[ -r $sys/online ] && echo "@@ cpus" && value online $sys/online
 dirs=$(ls -d $sys/cpufreq/policy[0-9]* 2>/dev/null) || dirs=$(ls -d $sys/cpu[0-9]*/cpufreq 2>/dev/null)
 for d in $dirs; do
     name=${d%/cpufreq}
     echo "@@ cpufreq ${name##*/}"
     for f in cpuinfo_max_freq related_cpus affected_cpus; do
-        [ -r "$d/$f" ] && echo "$f $(cat "$d/$f" 2>/dev/null)"
+        value "$f" "$d/$f"
     done
 done
 for c in $sys/cpu[0-9]*; do
     [ -d "$c" ] || continue
     echo "@@ topology ${c##*/}"
     for f in topology/physical_package_id topology/cluster_id cpu_capacity online; do
-        [ -r "$c/$f" ] && echo "${f#topology/} $(cat "$c/$f" 2>/dev/null)"
+        value "${f#topology/}" "$c/$f"
     done
 done
 for t in cpu_core cpu_atom; do  # Intel hybrids: P-cores and E-cores
-    [ -r "${SSLBENCH_SYSROOT:-}/sys/devices/$t/cpus" ] && echo "@@ hybrid" && echo "$t $(cat "${SSLBENCH_SYSROOT:-}/sys/devices/$t/cpus")"
+    [ -r "${SSLBENCH_SYSROOT:-}/sys/devices/$t/cpus" ] && echo "@@ hybrid" && value "$t" "${SSLBENCH_SYSROOT:-}/sys/devices/$t/cpus"
 done
 echo "@@ tools"
 command -v taskset >/dev/null 2>&1 && echo "taskset $(command -v taskset)"
