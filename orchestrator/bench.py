@@ -180,6 +180,7 @@ class Engine:
         self._holding = False  # tasks may wait for their host's next step in the current pass
         self._first_pass = True  # a host first heard of now has had detect as its step (sslbench_first_step)
         self._play_hosts = 0  # the most hosts a task of this pass said its play has
+        self._horizon = 0.0  # steps due by then are what the pass is for: a task waits for them
         self._detect = detect_script()
         self._passes = 0
         self._first_step = self._ship("detect", self._detect)
@@ -187,18 +188,20 @@ class Engine:
     def run(self) -> dict[str, tuple[HostState, HostPlan]]:
         link = HostLink(self.driver.private_dir, self._answer)
         try:
+            began = time.monotonic()
             status = self._pass(None)
             if not self.flows:
                 raise UserError(no_hosts_reason(self.driver, status))
-            last_pass = 0.0
+            last_pass = time.monotonic() - began
             while not self.interrupt.requested:
                 waiting = [f.step.due for f in self.flows.values() if f.step is not None]
                 if not waiting or not _wait_until(min(waiting), self.collector, self.interrupt):
                     break
-                first = min(waiting)
-                due = sorted(n for n, f in self.flows.items() if f.step and f.step.due <= first + max(BATCH, last_pass))
+                # every host due by the time this pass would be over (those overdue after a long pass included)
+                horizon = max(min(waiting), time.monotonic()) + max(BATCH, last_pass)
+                due = sorted(n for n, f in self.flows.items() if f.step and f.step.due <= horizon)
                 began = time.monotonic()
-                self._pass(due)
+                self._pass(due, horizon)
                 last_pass = time.monotonic() - began
         finally:
             link.close()
@@ -211,9 +214,11 @@ class Engine:
 
     # --- passes: one ansible-playbook run each ---------------------------------------------------------------
 
-    def _pass(self, hosts: list[str] | None) -> str:
-        """Run the steps of `hosts` (None: every host of the inventory, each starting with detect)."""
+    def _pass(self, hosts: list[str] | None, horizon: float = 0.0) -> str:
+        """Run the steps of `hosts` (None: every host of the inventory, each starting with detect), those due by
+        `horizon` included."""
         self._passes += 1
+        self._horizon = horizon
         self._first_pass = hosts is None
         self._play_hosts = 0
         unfinished = {n for n, f in self.flows.items() if f.step is not None}
@@ -282,8 +287,9 @@ class Engine:
                 with self._lock:
                     flow.in_flight = True
                 return step.script
-            if not self._may_wait():
-                return None  # asked again in a later pass
+            # asked again in a later pass, unless this one was meant for the step (it is due by the pass's horizon)
+            if step.due > self._horizon and not self._may_wait():
+                return None
             time.sleep(min(wait, HOLD_CHECK))
         return None
 

@@ -16,7 +16,9 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--inventory", metavar="INVENTORY",
                    help="Ansible inventory (YAML or INI file, or directory); default: this machine")
     p.add_argument("--limit", type=_pattern, metavar="PATTERN", help="Ansible host pattern: only these hosts")
-    p.add_argument("--forks", type=_forks, metavar="N", help="hosts worked on in parallel (Ansible forks)")
+    p.add_argument("--forks", type=_forks, metavar="N",
+                   help="SSH sessions at once (Ansible forks; default 50): a fleet that fits is carried through in "
+                        "one pass, a larger one is launched and then polled in short passes")
     p.add_argument("--insecure-no-host-key-check", action="store_true",
                    help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
     sites = p.add_argument_group("site workers", "run the hosts of a pattern from another machine (ansible-runner "

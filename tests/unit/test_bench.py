@@ -374,3 +374,25 @@ def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch,
     assert engine.interrupt.requested and engine.interrupt.reason == "cannot write the results (No space left on device)"
     assert capsys.readouterr().err.count("stopping the benchmark") == 1
     assert driver.calls[-1][0] == "cleanup.yml"  # launched hosts are stopped, not left measuring for nothing
+
+
+def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_path, monkeypatch):
+    """1,000 boards through 50 forks: the first pass launches them over minutes, so many are overdue when it
+    ends. They are all polled in the next pass, not a few hosts per pass (each pass is an ansible-playbook)."""
+    from fake_fleet import Clock, router
+
+    clock = Clock(monkeypatch)
+
+    def slow(name):
+        host = router()
+
+        def answer(kind, script):
+            if kind == "launch":
+                clock.sleep(3.0)  # a slow SSH exec: the hosts are launched 3 s apart
+            return host(kind, script)
+        return answer
+
+    engine, driver, collector = engine_for(tmp_path, {f"r{i}": slow(f"r{i}") for i in range(6)}, forks=2)
+    engine.run()
+    assert [len(hosts) for _playbook, hosts in driver.calls] == [6, 6]
+    assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
