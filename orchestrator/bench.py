@@ -153,7 +153,8 @@ class HostFlow:
     schedule: Schedule | None = None  # its polls, once launched
     detect_retries: int = 0
     launch_retries: int = 0
-    launched: bool = False
+    launched: bool = False  # its runner and work dir may be on the host (a launch was handed out)
+    forget_failed: bool = False  # finished, but its work dir could not be removed
     linked: bool = False  # its task asks through the socket in this pass
     shipped: bool = False  # its step went as a file in this pass (a site worker's host, or the first pass's detect)
     in_flight: bool = False  # a step was handed out whose outcome has not come back
@@ -198,7 +199,7 @@ class Engine:
                 if not waiting or not _wait_until(min(waiting), self.collector, self.interrupt):
                     break
                 # every host due by the time this pass would be over (those overdue after a long pass included)
-                horizon = max(min(waiting), time.monotonic()) + max(BATCH, last_pass)
+                horizon = max(min(waiting), time.monotonic()) + max(BATCH, min(last_pass, PROGRESS_WAITS[0]))
                 due = sorted(n for n, f in self.flows.items() if f.step and f.step.due <= horizon)
                 began = time.monotonic()
                 self._pass(due, horizon)
@@ -207,6 +208,7 @@ class Engine:
             link.close()
         self._diagnose_hidden_hops()
         left = left_behind(self.collector, [n for n, f in self.flows.items() if f.launched], self.interrupt.requested)
+        left += [n for n, f in self.flows.items() if f.forget_failed and n not in left]
         if left:
             self.driver.play(playbook=CLEANUP_PLAYBOOK, extravars=work_dirs(self.collector.run.run_id, left),
                              on_event=self.collector.on_event, cancellable=False, hosts=left)
@@ -235,7 +237,9 @@ class Engine:
             steps = {n: self._ship(f"{self._passes}-{n}", step.script)
                      for n in hosts if (step := self.flows[n].step) is not None}
             for name in steps:
-                self.flows[name].shipped = True
+                flow = self.flows[name]
+                flow.shipped = True
+                flow.launched = flow.launched or (flow.step is not None and flow.step.task == LAUNCH)
             extravars["sslbench_steps"] = steps
         stop = threading.Event()
         ticker = threading.Thread(target=self._tick, args=(stop,), daemon=True)
@@ -281,14 +285,19 @@ class Engine:
                 flow.in_flight = False
                 self._guarded_report(flow, outcome)
             step = flow.step
+        this_pass = self._passes
         while step is not None and not self.interrupt.requested:
             wait = step.due - time.monotonic()
             if wait <= 0:
                 with self._lock:
+                    if self._passes != this_pass or flow.step is not step:  # a thread left from an ended pass
+                        return None
                     flow.in_flight = True
+                    flow.launched = flow.launched or step.task == LAUNCH  # from now on its runner may be there
                 return step.script
-            # asked again in a later pass, unless this one was meant for the step (it is due by the pass's horizon)
-            if step.due > self._horizon and not self._may_wait():
+            # asked again in a later pass, unless this one was meant for the step and it is due soon (waiting for
+            # it costs less than a pass, and holds a worker others may want only briefly)
+            if not self._may_wait() and (step.due > self._horizon or wait > BATCH):
                 return None
             time.sleep(min(wait, HOLD_CHECK))
         return None
@@ -314,8 +323,8 @@ class Engine:
                                                        rc=event.rc))
                 return
             flow = flow or self._flow(event.host)
-            if flow.step is None or event.kind not in ("ok", "failed", "unreachable"):
-                return
+            if flow.step is None or flow.heard or event.kind not in ("ok", "failed", "unreachable"):
+                return  # (one step per pass: a second result, of a host two workers' patterns share, is not its)
             flow.heard = True
             if flow.shipped:  # the output of the step it was given as a file
                 self._guarded_report(flow, Outcome(kind=event.kind, stdout=event.stdout, stderr=event.message,
@@ -365,8 +374,6 @@ class Engine:
         if step.task != FORGET:  # the forget step leaves the poll's state (finished) in place
             state.poll_state = None
         state.poll_problem = None
-        if step.task == LAUNCH and outcome.kind == "ok":
-            flow.launched = True  # its runner (and work dir) are there, whatever happens to its output here
         self.collector.on_event(event, bench_phase=True)
         flow.step = self._after_launch(flow, now) if step.task == LAUNCH else self._after_poll_step(flow, step, now)
 
@@ -375,6 +382,11 @@ class Engine:
         state = flow.state
         if step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None:
             return Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
+        if step.task == FORGET and state.poll_problem is not None:
+            # everything is here: a forget that failed costs the host its figures no more than its retries would;
+            # the cleanup play removes the work dir at the end
+            flow.forget_failed = True
+            state.poll_problem = None
         assert flow.schedule is not None  # polled, so launched
         done = _after_poll(self.collector, state.name, flow.schedule, now)
         return None if done else Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
@@ -430,7 +442,6 @@ class Engine:
             return None
         if state.poll_state is None or state.result.status != HOST_OK:
             return None
-        flow.launched = True
         self.collector.view.host(state.name).phase = "bench"
         self.collector.view.refresh(state.name)
         plan = self.plans[state.name][1]

@@ -50,6 +50,7 @@ def read_report(line: str) -> tuple[str, int, Outcome | None]:
 
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True  # a host's thread never holds up the end of the run
+    request_queue_size = 1024  # every task of a pass may connect at once (BSD refuses beyond the backlog)
 
 
 class HostLink:

@@ -56,15 +56,18 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _connect(path):
-        if not path:
-            return None
-        link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            link.connect(path)
-        except OSError:
-            link.close()
+        if not path or not os.path.exists(path):
             return None  # the controller is elsewhere (a site worker's run): the script way
-        return link
+        for attempt in range(5):
+            link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                link.connect(path)
+                return link
+            except OSError as exc:
+                link.close()
+                if attempt == 4:
+                    raise AnsibleActionFail(f"sslbench_step cannot reach the controller at {path}: {exc}") from exc
+                time.sleep(0.2 * (attempt + 1))  # a backlog full for a moment
 
     def _steps(self, link, task_vars):
         reader = link.makefile("r", encoding="utf-8")

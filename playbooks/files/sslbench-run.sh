@@ -78,20 +78,14 @@ launch() {
     echo "$runner" > pid
     echo "@@sslbench-state started"
     # WAIT: a short matrix comes back in this same SSH exec. The runner does not depend on this shell (a session
-    # that drops leaves it running, and the controller polls as usual); a watchdog ends the wait after WAIT s.
+    # that drops leaves it running, and the controller polls as usual). Looked at once a second rather than
+    # `wait` with a trapped watchdog signal: BusyBox 1.38's ash spins in every later `read` after a caught trap.
     [ "${3:-0}" -gt 0 ] 2>/dev/null || return 0
-    trap ':' USR1
-    (
-        sleep "$3" </dev/null >/dev/null 2>&1 &
-        nap=$!
-        trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-        wait "$nap"
-        kill -USR1 $$ 2>/dev/null
-    ) </dev/null >/dev/null 2>&1 &
-    watchdog=$!
-    wait "$runner"
-    kill -TERM "$watchdog" 2>/dev/null
-    wait "$watchdog" 2>/dev/null
+    waited=0
+    while [ "$waited" -lt "$3" ] && alive "$runner"; do
+        sleep 1
+        waited=$((waited + 1))
+    done
     poll
 }
 

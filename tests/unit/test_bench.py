@@ -396,3 +396,48 @@ def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_pa
     engine.run()
     assert [len(hosts) for _playbook, hosts in driver.calls] == [6, 6]
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
+
+
+def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(tmp_path, monkeypatch):
+    """Every figure is here when the forget runs: losing its answer must not fail the host (it did: the poll
+    after it found no work dir), but the dir must not stay on the router either."""
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+    from orchestrator.runner import CLEANUP_PLAYBOOK
+
+    Clock(monkeypatch)
+    ok = router()
+
+    def host(kind, script):
+        if kind == "forget":
+            return Outcome("unreachable", stderr="Shared connection to 127.0.0.9 closed.")
+        return ok(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()})
+    engine.run()
+    assert driver.steps["r1"] == ["detect", "launch", "forget"]
+    assert {s.name: s.result.status for s in collector.hosts.values()} == {"r1": HOST_OK, "r2": HOST_OK}
+    assert driver.calls[-1] == (CLEANUP_PLAYBOOK, ["r1"])
+
+
+def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, monkeypatch):
+    """The runner is detached the moment the launch runs: a Ctrl-C before its answer came back must still
+    send the cleanup (stop openssl, remove the work dir) to that host."""
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+    from orchestrator.runner import CLEANUP_PLAYBOOK
+
+    Clock(monkeypatch)
+    ok = router()
+    engine_box = []
+
+    def host(kind, script):
+        if kind == "launch":
+            engine_box[0].interrupt.requested = True  # Ctrl-C: the play is cancelled, the launch's answer lost
+            return Outcome("unreachable", stderr="")
+        return ok(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host})
+    engine_box.append(engine)
+    engine.run()
+    assert driver.calls[-1] == (CLEANUP_PLAYBOOK, ["r1"])

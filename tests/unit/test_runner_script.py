@@ -420,9 +420,9 @@ def test_forget_keeps_a_work_dir_with_logs_not_yet_shipped(tmp_path):
     assert not work.exists()
 
 
-def test_a_launch_told_to_wait_returns_with_the_finished_poll_and_leaves_no_watchdog(tmp_path):
-    """`launch OPENSSL IDLE WAIT`: a short matrix comes back in the launch's own exec; the watchdog's sleep
-    is ended with it (nothing of ours left on the router)."""
+def test_a_launch_told_to_wait_returns_with_the_finished_poll_and_leaves_nothing_waiting(tmp_path):
+    """`launch OPENSSL IDLE WAIT`: a short matrix comes back in the launch's own exec, as soon as the runner
+    ended (not after WAIT), and nothing of the wait is left on the router."""
     work, fake = workdir(tmp_path, [("001-t", "speed table")])
     began = time.monotonic()
     out = sh(work, "launch", str(fake), "0", "15").stdout
