@@ -18,6 +18,7 @@ on the hosts and ships what finished (playbooks/cleanup.yml).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shlex
@@ -69,12 +70,18 @@ POLL = "Poll the benchmark"
 FORGET = "Remove the work dir of a finished benchmark"
 
 
+@functools.cache
+def host_file(name: str) -> str:
+    """One of playbooks/files/, read once per run however many hosts get it."""
+    return (PLAYBOOK_DIR / "files" / name).read_text()
+
+
 def detect_script() -> str:
     """detect.sh, told which release files and package managers to look for (orchestrator/platforms.py)."""
     looks_at = platforms.detect_vars()
     return (f"SSLBENCH_RELEASE_FILES={shlex.quote(' '.join(looks_at['sslbench_release_files']))}\n"
             f"SSLBENCH_PACKAGE_MANAGERS={shlex.quote(' '.join(looks_at['sslbench_package_managers']))}\n"
-            + (PLAYBOOK_DIR / "files" / "detect.sh").read_text())
+            + host_file("detect.sh"))
 
 
 def work_dir(run_id: str, host: str) -> str:
@@ -85,7 +92,7 @@ def work_dir(run_id: str, host: str) -> str:
 
 
 def work_dirs(run_id: str, hosts: list[str]) -> dict[str, dict[str, str]]:
-    """The extra vars of the collect and cleanup plays: each host's work dir."""
+    """The extra vars of the cleanup play: each host's work dir."""
     return {"sslbench_workdirs": {host: work_dir(run_id, host) for host in hosts}}
 
 
@@ -93,7 +100,6 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     """The one script a host gets: it writes the work dir (the runner, the conditions script, its cells) and
     starts the runner detached; with `wait`, it stays until the runner ends (at most that many seconds) and
     prints what a poll prints. Asked again after a lost answer, it finds its runner and says it started."""
-    files = PLAYBOOK_DIR / "files"
     parts = [
         "#!/bin/sh",
         f"# sslbench launcher, run {run_id}: the work dir and the runner (orchestrator/bench.py writes this)",
@@ -106,8 +112,8 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
         ' exit 1; }',
         'mkdir "$dir" && cd "$dir" || cannot "the work dir"',
     ]
-    for name, text in (("run.sh", (files / "sslbench-run.sh").read_text()),
-                       ("conditions.sh", (files / "conditions.sh").read_text()), ("cells.txt", cells_text(plan.cells))):
+    for name, text in (("run.sh", host_file("sslbench-run.sh")), ("conditions.sh", host_file("conditions.sh")),
+                       ("cells.txt", cells_text(plan.cells))):
         marker = HEREDOC.format(name.split(".")[0].upper())
         parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
     parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
@@ -383,8 +389,8 @@ class Engine:
         if step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None:
             return Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
         if step.task == FORGET and state.poll_problem is not None:
-            # everything is here: a forget that failed costs the host its figures no more than its retries would;
-            # the cleanup play removes the work dir at the end
+            # everything is here: a forget whose answer was lost must not fail the host (a poll after it would
+            # find no work dir); the cleanup play removes the dir at the end, if it is still there
             flow.forget_failed = True
             state.poll_problem = None
         assert flow.schedule is not None  # polled, so launched

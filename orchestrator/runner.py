@@ -42,8 +42,9 @@ SHIPPED = "shipped"  # files written for the hosts (launch scripts), inside the 
 SELECTED_GROUP = "sslbench_selected"  # the plays' hosts when a phase is for some hosts only (Driver.play)
 CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
-# Hosts worked on at once unless --forks says otherwise: each pass is short (no host holds a worker while its cells
-# run), so this caps concurrent SSH sessions and the controller's memory, not the fleet's size.
+# Hosts worked on at once unless --forks says otherwise. A fleet that fits is carried through in one pass; a larger
+# one is launched, then polled in short passes (no task holds a worker others wait for while its cells run,
+# orchestrator/bench.py), so this caps concurrent SSH sessions and the controller's memory, not the fleet's size.
 DEFAULT_FORKS = 50
 # What ssh says when the connection to a proxy (ProxyJump/ProxyCommand) hop closed before the host answered
 # (bench.Engine._diagnose_hidden_hops asks again to hear why).

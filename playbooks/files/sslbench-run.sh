@@ -78,13 +78,14 @@ launch() {
     echo "$runner" > pid
     echo "@@sslbench-state started"
     # WAIT: a short matrix comes back in this same SSH exec. The runner does not depend on this shell (a session
-    # that drops leaves it running, and the controller polls as usual). Looked at once a second rather than
-    # `wait` with a trapped watchdog signal: BusyBox 1.38's ash spins in every later `read` after a caught trap.
+    # that drops leaves it running, and the controller polls as usual). Looked at twice a second (once, where
+    # sleep takes whole seconds only) rather than `wait` with a trapped watchdog signal: BusyBox 1.38's ash spins
+    # in every later `read` after a caught trap.
     [ "${3:-0}" -gt 0 ] 2>/dev/null || return 0
-    waited=0
-    while [ "$waited" -lt "$3" ] && alive "$runner"; do
-        sleep 1
-        waited=$((waited + 1))
+    looks=0
+    while [ "$looks" -lt $(($3 * 2)) ] && alive "$runner"; do
+        sleep 0.5 2>/dev/null || { sleep 1; looks=$((looks + 1)); }
+        looks=$((looks + 1))
     done
     poll
 }

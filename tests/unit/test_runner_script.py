@@ -434,11 +434,9 @@ def test_a_launch_told_to_wait_returns_with_the_finished_poll_and_leaves_nothing
 
 
 def test_a_launch_whose_wait_runs_out_says_running_and_the_runner_goes_on(tmp_path):
-    work, fake = workdir(tmp_path, [("001-t", "speed table")])
-    began = time.monotonic()
+    work, fake = workdir(tmp_path, [("001-t", "speed table")])  # a 2-s runner
     out = sh(work, "launch", str(fake), "0", "1").stdout
-    assert time.monotonic() - began < 1.9
-    assert protocol_state(out) == "running"
+    assert protocol_state(out) == "running"  # back after the 1-s wait, before the runner ended
     for _ in range(40):  # the runner was not stopped by the end of the wait
         out = sh(work, "poll").stdout
         if protocol_state(out) != "running":
