@@ -78,10 +78,9 @@ def host_file(name: str) -> str:
 
 def detect_script() -> str:
     """detect.sh, told which release files and package managers to look for (orchestrator/platforms.py)."""
-    looks_at = platforms.detect_vars()
-    return (f"SSLBENCH_RELEASE_FILES={shlex.quote(' '.join(looks_at['sslbench_release_files']))}\n"
-            f"SSLBENCH_PACKAGE_MANAGERS={shlex.quote(' '.join(looks_at['sslbench_package_managers']))}\n"
-            + host_file("detect.sh"))
+    managers = " ".join(pm.name for pm in platforms.PACKAGE_MANAGERS)
+    return (f"SSLBENCH_RELEASE_FILES={shlex.quote(' '.join(platforms.RELEASE_FILES))}\n"
+            f"SSLBENCH_PACKAGE_MANAGERS={shlex.quote(managers)}\n" + host_file("detect.sh"))
 
 
 def work_dir(run_id: str, host: str) -> str:

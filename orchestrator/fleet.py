@@ -227,7 +227,7 @@ class Collector:
         if event.kind == "ok" and event.task.startswith("Install"):
             progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
         if bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
-            # launch and collect: one failed pass is not the end of a host (orchestrator/bench.py retries)
+            # a launch or poll: one failed step is not the end of a host (orchestrator/bench.py retries)
             state.poll_problem = HOST_UNREACHABLE if event.kind == "unreachable" else HOST_FAILED
             state.poll_message = (unreachable_reason(event) if event.kind == "unreachable"
                                   else failure_reason(event))

@@ -3,7 +3,7 @@
 (detect.sh looks for them, the install step runs their command). The model is ansible-core's OSDIST_LIST:
 data, in order of preference, not if/elif chains.
 
-detect.sh gets these lists (`detect_vars`, orchestrator/bench.py's detect step): adding a package manager or a
+detect.sh gets these lists (orchestrator/bench.py's `detect_script`): adding a package manager or a
 release file is one line here. Pure data.
 """
 from __future__ import annotations
@@ -57,8 +57,3 @@ def choose_package_manager(found: Iterable[str]) -> PackageManager | None:
     have = set(found)
     return next((pm for pm in PACKAGE_MANAGERS if pm.name in have), None)
 
-
-def detect_vars() -> dict[str, list[str]]:
-    """What detect.sh looks at, for the playbook."""
-    return {"sslbench_release_files": list(RELEASE_FILES),
-            "sslbench_package_managers": [pm.name for pm in PACKAGE_MANAGERS]}
