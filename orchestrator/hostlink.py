@@ -74,7 +74,8 @@ class HostLink:
                         return
 
         self._server = _Server(str(self.path), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.5},
+        # close() waits for the loop to look at its stop flag: a long poll interval is that much added to every run
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
         self._thread.start()
 
