@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from orchestrator import platforms, store
+from orchestrator import platforms, protocol, store
 from orchestrator.errors import UserError
 from orchestrator.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
                                 died_reason, fail, no_hosts_reason, one_line, plan_for, provisioning_decision)
@@ -105,16 +105,17 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
         "umask 077",
         f"dir={shlex.quote(work_dir(run_id, plan.host))}",
         'if [ -s "$dir/pid" ]; then echo "@@sslbench-state started"; exit 0; fi  # launched before: answer lost',
-        'rm -rf "$dir"',
+        '[ ! -e "$dir" ] || rm -rf "$dir"',
         # a file cut short (/tmp full) must not run: say so, and leave no half work dir filling /tmp
         'cannot() { echo "sslbench: cannot write $1 in $dir (is /tmp full or read-only?)" >&2; cd /; rm -rf "$dir";'
         ' exit 1; }',
-        'mkdir "$dir" && cd "$dir" || cannot "the work dir"',
+        'mkdir "$dir" "$dir/logs" "$dir/shipped" && cd "$dir" || cannot "the work dir"',
     ]
-    for name, text in (("run.sh", host_file("sslbench-run.sh")), ("conditions.sh", host_file("conditions.sh")),
-                       ("cells.txt", cells_text(plan.cells))):
+    for name, text in (("run.sh", host_file("sslbench-run.sh")), ("conditions.sh", host_file("conditions.sh"))):
         marker = HEREDOC.format(name.split(".")[0].upper())
         parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
+    # a few short lines of checked tokens: the shell's own printf, no cat
+    parts.append(f"printf '%s' {shlex.quote(cells_text(plan.cells))} > cells.txt || cannot cells.txt")
     parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
     return "\n".join(parts) + "\n"
 
@@ -160,6 +161,7 @@ class HostFlow:
     launch_retries: int = 0
     launched: bool = False  # its runner and work dir may be on the host (a launch was handed out)
     forget_failed: bool = False  # finished, but its work dir could not be removed
+    forgotten: bool = False  # its launch waited for the runner and removed the work dir itself: no forget step
     linked: bool = False  # its task asks through the socket in this pass
     shipped: bool = False  # its step went as a file in this pass (a site worker's host, or the first pass's detect)
     in_flight: bool = False  # a step was handed out whose outcome has not come back
@@ -380,12 +382,14 @@ class Engine:
             state.poll_state = None
         state.poll_problem = None
         self.collector.on_event(event, bench_phase=True)
+        flow.forgotten = step.task == LAUNCH and outcome.kind == "ok" and protocol.forgotten(outcome.stdout)
         flow.step = self._after_launch(flow, now) if step.task == LAUNCH else self._after_poll_step(flow, step, now)
 
     def _after_poll_step(self, flow: HostFlow, step: Step, now: float) -> Step | None:
         """After a poll (or a launch that waited, or a forget): forget once all is shipped, else poll again."""
         state = flow.state
-        if step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None:
+        if (step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None
+                and not flow.forgotten):
             return Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
         if step.task == FORGET and state.poll_problem is not None:
             # everything is here: a forget whose answer was lost must not fail the host (a poll after it would

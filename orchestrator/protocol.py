@@ -6,7 +6,8 @@ the markers of playbooks/files/*.sh and the playbooks.
   run.sh poll     `@@sslbench-progress`, new progress lines, `@@sslbench-log ID` … `@@sslbench-endlog ID` per
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
                   `@@sslbench-state STATE` last
-  run.sh launch   `@@sslbench-state started`
+  run.sh launch   `@@sslbench-state started`; told to wait, then a poll's output, and `@@sslbench-forgotten`
+                  when it removed the work dir too (what `run.sh forget` does)
   conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and
                   cell's evidence; inside a snapshot, `@@ SECTION [NAME]` before each part (SUBSECTION) and
                   `note: ...` for what the host lacks (orchestrator/parse/conditions.py reads the parts)
@@ -27,6 +28,7 @@ LOG = "@@sslbench-log "
 ENDLOG = "@@sslbench-endlog "
 RUNNER_OUTPUT = "@@sslbench-runner-output"
 STATE = "@@sslbench-state "
+FORGOTTEN = "@@sslbench-forgotten"
 
 # conditions.sh's blocks and the sub-sections inside them
 BLOCK_BEGIN = "@@ begin sslbench-"
@@ -96,6 +98,11 @@ def state(stdout: str) -> str | None:
     """The runner's state a poll or launch printed last: started, running, pending, finished, stopped, died."""
     found = re.findall("^" + STATE + r"(\w+)", own_lines(stdout), flags=re.MULTILINE)
     return found[-1] if found else None
+
+
+def forgotten(stdout: str) -> bool:
+    """A launch that waited for its runner removed the work dir itself: nothing is left to forget."""
+    return re.search("^" + FORGOTTEN + "$", own_lines(stdout), flags=re.MULTILINE) is not None
 
 
 def runner_output(stdout: str) -> str:

@@ -55,9 +55,10 @@ dump() {
     fi
 }
 
+# the wall clock in full snapshots; a quick one (around each cell) has the uptime only: no `date` process
 sec_time() {
     echo "@@ time"
-    echo "epoch $(date +%s 2>/dev/null)"
+    [ -n "$1" ] || echo "epoch $(date +%s 2>/dev/null)"
     show uptime "$SYSROOT/proc/uptime"
 }
 
@@ -256,7 +257,7 @@ snapshot() {
     _label=${1:-snapshot}
     _quick=$2
     echo "@@ begin sslbench-conditions 1 $_label"
-    sec_time
+    sec_time "$_quick"
     sec_loadavg
     sec_stat
     sec_cpufreq "$_quick"

@@ -1,10 +1,11 @@
 # sslbench detect: print the files and command outputs the controller parses, each after a
 # `@@sslbench:<name>` marker line. POSIX sh for BusyBox ash; every probe is optional.
 echo ""  # a login shell's start-up text without a newline must not glue onto the first marker
+# release files are a few short lines: read by the shell (printf, not echo: dash's echo reads backslashes)
 show_file() {
     if [ -r "$1" ]; then
         echo "@@sslbench:$1"
-        cat "$1" 2>/dev/null
+        { while IFS= read -r _l || [ -n "$_l" ]; do printf '%s\n' "$_l"; done < "$1"; } 2>/dev/null
     fi
 }
 # The lists come from the controller (orchestrator/platforms.py), set before this script by the detect task.
@@ -15,11 +16,10 @@ echo "@@sslbench:uname -a"
 uname -a 2>/dev/null
 echo "@@sslbench:/proc/cpuinfo"
 cat /proc/cpuinfo 2>/dev/null
-echo "@@sslbench:nproc"
+# (without nproc, the controller counts the processors in /proc/cpuinfo)
 if command -v nproc >/dev/null 2>&1; then
+    echo "@@sslbench:nproc"
     nproc 2>/dev/null
-else
-    grep -c '^processor' /proc/cpuinfo 2>/dev/null
 fi
 if command -v nvram >/dev/null 2>&1; then
     echo "@@sslbench:nvram get os_version"
@@ -55,7 +55,12 @@ value() {
     if [ -r "$2" ] && { IFS= read -r _v < "$2" || [ -n "$_v" ]; } 2>/dev/null; then echo "$1 $_v"; fi
 }
 [ -r $sys/online ] && echo "@@ cpus" && value online $sys/online
-dirs=$(ls -d $sys/cpufreq/policy[0-9]* 2>/dev/null) || dirs=$(ls -d $sys/cpu[0-9]*/cpufreq 2>/dev/null)
+# a policy dir per cluster, or (older kernels) a cpufreq dir per CPU; globs, not `ls`: no process
+dirs=
+for d in $sys/cpufreq/policy[0-9]*; do [ -d "$d" ] && dirs="$dirs $d"; done
+if [ -z "$dirs" ]; then
+    for d in $sys/cpu[0-9]*/cpufreq; do [ -d "$d" ] && dirs="$dirs $d"; done
+fi
 for d in $dirs; do
     name=${d%/cpufreq}
     echo "@@ cpufreq ${name##*/}"
@@ -76,5 +81,13 @@ done
 echo "@@ tools"
 command -v taskset >/dev/null 2>&1 && echo "taskset $(command -v taskset)"
 echo "@@sslbench:tmp free kb"
-df -k /tmp 2>/dev/null | tail -n 1 | awk '{print $4}'
+# df's fourth number after its header (a long device name wraps the line: the words are joined first)
+df -k /tmp 2>/dev/null | {
+    read -r _header
+    _words=
+    while read -r _l; do _words="$_words $_l"; done
+    # shellcheck disable=SC2086
+    set -- $_words
+    echo "${4:-}"
+}
 echo "@@sslbench:end"

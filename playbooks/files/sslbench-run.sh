@@ -3,7 +3,8 @@
 # line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
 #   sh run.sh launch OPENSSL [IDLE_MAX [WAIT]]
 #                             start the runner detached from this SSH session and return at once, or with WAIT
-#                             (seconds) once it ended or WAIT passed, printing what a poll prints
+#                             (seconds) once it ended or WAIT passed, printing what a poll prints (and, when it
+#                             finished and shipped everything, forgetting the work dir at once)
 #   sh run.sh start OPENSSL [IDLE_MAX]
 #                             the runner itself (in the foreground): with conditions.sh, idle gate (at most
 #                             IDLE_MAX s, 0 = none) and snapshot first, every cell through `conditions.sh cell`
@@ -54,11 +55,12 @@ step() {
     return "$rc"
 }
 
-# Write a conditions log beside logs/ and move it in whole: a poll never ships half a file.
+# Write a conditions log beside logs/ and move it in whole: a poll never ships half a file. The snapshot runs
+# in a subshell of this runner (conditions.sh is sourced): no sh process, and no 500-line script read, per log.
 conditions_log() {
     name=$1
     shift
-    step sh ./conditions.sh "$@" > "$name.log" 2>&1
+    step conditions_main "$@" > "$name.log" 2>&1
     mv "$name.log" "logs/$name.log"
 }
 
@@ -69,6 +71,36 @@ launch() {
     # session's descriptors open. Its pid is written here at once (it writes its own too): a runner that failed
     # to start is found dead by the next poll, which ships what it said (runner.out).
     trap '' HUP
+    if ! [ "${3:-0}" -gt 0 ] 2>/dev/null; then
+        start_runner "$1" "$2"
+        echo "@@sslbench-state started"
+        return 0
+    fi
+    # WAIT: a short matrix comes back in this same SSH exec, as soon as its runner ends. This shell waits for a
+    # `sleep WAIT` of its own; a waiter subshell, the runner's parent, waits for the runner and then ends that
+    # sleep. So the end is seen at once, no signal is trapped (BusyBox 1.38's ash spins in every later `read`
+    # after a caught trap) and nothing of the wait is left behind. The waiter holds none of the session's
+    # descriptors: a session that drops leaves the runner running, and the controller polls as usual.
+    sleep "$3" </dev/null >/dev/null 2>&1 &
+    sleeper=$!
+    (
+        start_runner "$1" "$2"
+        wait "$runner"
+        [ -e waited ] || kill "$sleeper" 2>/dev/null  # not once this shell is gone: its pid may be another's
+    ) </dev/null >/dev/null 2>&1 &
+    echo "@@sslbench-state started"
+    wait "$sleeper"
+    : > waited
+    poll
+    # Finished and all shipped: the work dir goes now, saving the controller a forget (an SSH exec). Should this
+    # output be lost on the way, the controller launches again and, finding no work dir, the cells run again.
+    if [ "$state" = finished ]; then
+        forget
+        [ -d "$dir" ] || echo "@@sslbench-forgotten"
+    fi
+}
+
+start_runner() {
     if command -v setsid >/dev/null 2>&1; then
         setsid sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     else
@@ -76,32 +108,24 @@ launch() {
     fi
     runner=$!
     echo "$runner" > pid
-    echo "@@sslbench-state started"
-    # WAIT: a short matrix comes back in this same SSH exec. The runner does not depend on this shell (a session
-    # that drops leaves it running, and the controller polls as usual). Looked at twice a second (once, where
-    # sleep takes whole seconds only) rather than `wait` with a trapped watchdog signal: BusyBox 1.38's ash spins
-    # in every later `read` after a caught trap.
-    [ "${3:-0}" -gt 0 ] 2>/dev/null || return 0
-    looks=0
-    while [ "$looks" -lt $(($3 * 2)) ] && alive "$runner"; do
-        sleep 0.5 2>/dev/null || { sleep 1; looks=$((looks + 1)); }
-        looks=$((looks + 1))
-    done
-    poll
 }
 
 run_cells() {
     openssl_bin=$1
     idle_max=${2:-60}
-    echo $$ > pid.new && mv pid.new pid
-    mkdir -p logs shipped
-    total=$(grep -c . cells.txt)
+    # the launcher wrote our pid already (unless setsid forked): no process to write it again
+    read -r launched < pid 2>/dev/null
+    [ "$launched" = $$ ] || { echo $$ > pid.new && mv pid.new pid; }
+    [ -d logs ] && [ -d shipped ] || mkdir -p logs shipped
+    total=0
+    while read -r _cell; do [ -n "$_cell" ] && total=$((total + 1)); done < cells.txt
     k=0
     child=
     trap 'if [ -n "$child" ]; then kill_tree TERM "$child"; fi; echo "stopped" >> progress; exit 143' TERM INT HUP
     cond=
     if [ -f conditions.sh ]; then
         cond=1
+        SSLBENCH_CONDITIONS_LIB=1 . ./conditions.sh
         SSLBENCH_OPENSSL=$openssl_bin
         export SSLBENCH_OPENSSL
         # idle: 1-min load under 0.3 (or 30 s quiet), sampled every 2 s; quiet = other work under half a
@@ -145,12 +169,15 @@ run_cells() {
 
 ship_logs() {
     # Print finished logs up to MAX_SHIP bytes (at least one); returns 0 when some are left for the next poll.
-    sent=0
-    for log in logs/*.log; do
-        [ -f "$log" ] || continue
-        size=$(wc -c < "$log")
+    # One wc for every size and one mv for every log shipped: no process per log but its cat.
+    set -- logs/*.log
+    [ -f "$1" ] || return 1
+    sent=0 moved= left=1
+    while read -r size log; do
+        case $log in logs/*.log) ;; *) continue ;; esac  # wc's `total` line
         if [ "$sent" -gt 0 ] && [ $((sent + size)) -gt "$MAX_SHIP" ]; then
-            return 0
+            left=0
+            break
         fi
         id=${log##*/}
         id=${id%.log}
@@ -158,38 +185,52 @@ ship_logs() {
         cat "$log"
         echo ""
         echo "@@sslbench-endlog $id"
-        mv "$log" shipped/
+        moved="$moved $log"
         sent=$((sent + size))
-    done
-    return 1
+    done <<SIZES
+$(wc -c "$@")
+SIZES
+    # shellcheck disable=SC2086  # log names are the controller's [A-Za-z0-9._-] ids
+    [ -z "$moved" ] || mv $moved shipped/
+    return "$left"
 }
 
-runner_state() {
-    if grep -q '^finished' progress 2>/dev/null; then
-        echo finished
-    elif grep -q '^stopped' progress 2>/dev/null; then
-        echo stopped
-    else
-        echo running
-    fi
+# Sets STATE (finished, stopped or running), LINES (how many progress lines there are) and NEW (those after the
+# first SENT), reading the file once with the shell's own `read`: no grep, wc, head or tail.
+read_progress() {
+    STATE=running LINES=0 NEW=
+    [ -f progress ] || return 0
+    while IFS= read -r _line; do
+        LINES=$((LINES + 1))
+        case $_line in
+            finished*) STATE=finished ;;
+            stopped*) [ "$STATE" = finished ] || STATE=stopped ;;
+        esac
+        [ "$LINES" -gt "${SENT:-0}" ] && NEW="$NEW$_line
+"
+    done < progress
 }
 
 poll() {
     # The state is read first: once `finished` is in the file every log is in logs/, so this poll
     # ships them all (or says pending); read after shipping, a log moved meanwhile would be lost.
-    state=$(runner_state)
-    if [ "$state" = running ] && [ -f pid ] && ! alive "$(cat pid)"; then
+    SENT=0
+    [ -f progress.sent ] && read -r SENT < progress.sent
+    read_progress
+    state=$STATE
+    runner=
+    [ -f pid ] && read -r runner < pid
+    if [ "$state" = running ] && [ -n "$runner" ] && ! alive "$runner"; then
         # Gone: dead only if it did not write `finished` (or `stopped`) just before it exited. Look again.
-        state=$(runner_state)
+        read_progress
+        state=$STATE
         [ "$state" = running ] && state=died
     fi
     # Only the progress lines no earlier poll printed: the whole file grows past what dropbear carries.
     echo "@@sslbench-progress"
-    if [ -f progress ]; then
-        lines=$(wc -l < progress)
-        sent=$(cat progress.sent 2>/dev/null || echo 0)
-        head -n "$lines" progress | tail -n "+$((sent + 1))"
-        echo "$lines" > progress.sent
+    if [ "$LINES" -gt 0 ]; then
+        printf '%s' "$NEW"
+        echo "$LINES" > progress.sent
     fi
     if ship_logs; then
         state=pending
@@ -204,8 +245,11 @@ poll() {
 forget() {
     # After a poll said `finished` and the controller has its output: the work dir goes (only then, so a poll
     # whose output was lost on the way can be asked again).
-    if [ "$(runner_state)" = finished ] && [ -z "$(ls logs 2>/dev/null)" ]; then
-        case $(pwd) in */sslbench.*) rm -rf "$(pwd)" ;; esac
+    read_progress
+    set -- logs/*
+    dir=$PWD
+    if [ "$STATE" = finished ] && ! [ -e "$1" ]; then
+        case $dir in */sslbench.*) cd / && rm -rf "$dir" ;; esac
     fi
 }
 

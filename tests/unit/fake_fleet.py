@@ -4,6 +4,8 @@ and a virtual clock, so the engine's waits (polls at a host's ETA, retries after
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import socket
 import threading
 import types
@@ -58,12 +60,17 @@ def router(detect_file: str = "rig-openwrt1.detect.txt", finished_after: int = 1
     def answer(kind: str, script: str) -> Outcome:
         if kind == "detect":
             return Outcome("ok", stdout=(DATA / "detect" / detect_file).read_text())
-        if kind == "launch":  # the cells.txt heredoc: `id<TAB>pin<TAB>args` lines
-            cells[:] = [line.split("\t")[0] for line in script.splitlines() if line.count("\t") == 2]
+        if kind == "launch":  # cells.txt as the launcher writes it: `id<TAB>pin<TAB>args` lines
+            written = re.search(r"^printf '%s' (.*?) > cells\.txt", script, re.S | re.M)
+            assert written, "the launcher writes no cells.txt"
+            cells[:] = [line.split("\t")[0] for line in shlex.split(written.group(1))[0].splitlines()]
             started = "\n@@sslbench-state started\n"
-            # `exec sh ./run.sh launch OPENSSL IDLE_MAX WAIT`: it waited for the runner, then printed a poll
-            waited = len(script.rstrip().splitlines()[-1].split()) == 7
-            return Outcome("ok", stdout=started + (answer("poll", "").stdout if waited else ""))
+            # `exec sh ./run.sh launch OPENSSL IDLE_MAX WAIT`: it waited for the runner, then printed a poll, and
+            # when that said finished it removed the work dir (as run.sh does)
+            if len(script.rstrip().splitlines()[-1].split()) != 7:
+                return Outcome("ok", stdout=started)
+            poll = answer("poll", "").stdout
+            return Outcome("ok", stdout=started + poll + ("@@sslbench-forgotten\n" if "state finished" in poll else ""))
         if kind == "poll":
             polls[0] += 1
             if polls[0] < finished_after:

@@ -155,8 +155,9 @@ def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, m
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router(finished_after=3)})
     plans = engine.run()
     assert driver.calls == [("sslbench.yml", ["r1", "r2"])]  # one ansible-playbook, no cleanup pass
-    # a short matrix comes back in its launch's exec (which waited for it): no separate first poll
-    assert driver.steps == {"r1": ["detect", "launch", "forget"], "r2": ["detect", "launch", "poll", "poll", "forget"]}
+    # a short matrix comes back in its launch's exec (which waited for it and, finished, removed its work dir): no
+    # separate first poll, nor a forget
+    assert driver.steps == {"r1": ["detect", "launch"], "r2": ["detect", "launch", "poll", "poll", "forget"]}
     assert sorted(plans) == ["r1", "r2"]
     assert {s.name: s.result.status for s in collector.hosts.values()} == {"r1": HOST_OK, "r2": HOST_OK}
     assert all(s.finished for s in collector.hosts.values())
@@ -188,7 +189,7 @@ def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_
 
     engine, driver, collector = engine_for(tmp_path, {"r1": host})
     engine.run()
-    assert driver.steps["r1"] == ["detect", "install", "detect", "launch", "forget"]
+    assert driver.steps["r1"] == ["detect", "install", "detect", "launch"]
     assert collector.hosts["r1"].result.status == HOST_OK
 
 
@@ -353,7 +354,7 @@ def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes
     monkeypatch.setattr(fleet, "apply_facts", apply_facts)
     engine, driver, collector = engine_for(tmp_path, {"odd": router(), "r1": router()})
     engine.run()
-    assert driver.steps == {"odd": ["detect"], "r1": ["detect", "launch", "forget"]}
+    assert driver.steps == {"odd": ["detect"], "r1": ["detect", "launch"]}
     odd = collector.hosts["odd"].result
     assert odd.status == HOST_FAILED and odd.reason == "internal error: ValueError: unexpected section"
     assert collector.hosts["r1"].result.status == HOST_OK
@@ -406,7 +407,7 @@ def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(
     from orchestrator.runner import CLEANUP_PLAYBOOK
 
     Clock(monkeypatch)
-    ok = router()
+    ok = router(finished_after=2)
 
     def host(kind, script):
         if kind == "forget":
@@ -415,9 +416,35 @@ def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(
 
     engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()})
     engine.run()
-    assert driver.steps["r1"] == ["detect", "launch", "forget"]
+    assert driver.steps["r1"] == ["detect", "launch", "poll", "forget"]
     assert {s.name: s.result.status for s in collector.hosts.values()} == {"r1": HOST_OK, "r2": HOST_OK}
     assert driver.calls[-1] == (CLEANUP_PLAYBOOK, ["r1"])
+
+
+def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_cells_again(tmp_path, monkeypatch):
+    """A launch that waited removes the work dir once it printed everything: if that output never arrives, the
+    host is launched again (the cells run again); nothing is counted from a launch that was not heard."""
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+
+    Clock(monkeypatch)
+    ok = router()
+    launches = []
+
+    def host(kind, script):
+        if kind == "launch":
+            launches.append(ok(kind, script))
+            if len(launches) == 1:
+                return Outcome("unreachable", stderr="Shared connection to 127.0.0.9 closed.")
+        return ok(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host})
+    engine.run()
+    assert "@@sslbench-forgotten" in launches[0].stdout  # the first one did forget (its output was lost)
+    assert driver.steps["r1"] == ["detect", "launch", "launch"]
+    state = collector.hosts["r1"]
+    assert state.result.status == HOST_OK and state.finished and state.result.measurements
+    assert driver.calls == [("sslbench.yml", ["r1"])]  # nothing left to clean up
 
 
 def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, monkeypatch):

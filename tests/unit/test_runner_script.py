@@ -256,14 +256,15 @@ def test_detect_sent_in_one_command_fits_dropbear():
 
 # What a router's BusyBox has and the product may use (no setsid, no nohup: OpenWrt 19.07); dash is the shell,
 # since Debian's busybox-static ash runs its own setsid even without a link to it.
-SH_ONLY_TOOLS = ("sh", "cat", "mv", "rm", "mkdir", "grep", "wc", "head", "tail", "sleep")
+SH_ONLY_TOOLS = ("sh", "cat", "mv", "rm", "mkdir", "wc", "tail", "sleep")
 
 
 def sh_only_path(tmp_path, extra: dict[str, str] | None = None) -> str:
     bin_dir = tmp_path / "sh-only-bin"
     bin_dir.mkdir(exist_ok=True)
     for tool in SH_ONLY_TOOLS:
-        (bin_dir / tool).symlink_to(shutil.which(tool))
+        if tool not in (extra or {}):  # a stand-in is a file of its own: never written through a link to the real
+            (bin_dir / tool).symlink_to(shutil.which(tool))
     for name, text in (extra or {}).items():
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
@@ -429,8 +430,35 @@ def test_a_launch_told_to_wait_returns_with_the_finished_poll_and_leaves_nothing
     assert time.monotonic() - began < 10  # the runner's 2 s, not the 15 s cap
     assert protocol_state(out) == "finished" and "started" in out
     assert "+F:6:sha256:16000.00" in dict(split_logs(out))["001-t"]
+    # everything shipped: the work dir went too, and the launch says so (the controller sends no forget)
+    assert out.rstrip().endswith("@@sslbench-forgotten") and not work.exists()
     time.sleep(0.3)
     assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p.name) == "sleep 15"]
+
+
+def test_a_launch_that_waited_keeps_its_work_dir_while_logs_are_left_to_ship(tmp_path):
+    work, fake = workdir(tmp_path, [(f"00{i}-c", "speed big 7000") for i in range(1, 4)])  # more than one poll
+    out = sh(work, "launch", str(fake), "0", "15").stdout
+    assert protocol_state(out) == "pending" and "@@sslbench-forgotten" not in out
+    assert (work / "logs").is_dir() and len(split_logs(out)) < 3
+
+
+def test_a_launch_told_to_wait_sees_the_end_at_once_where_sleep_takes_whole_seconds_only(tmp_path):
+    """OpenWrt's BusyBox `sleep` refuses fractions: the launch must not learn of the runner's end a second late
+    (looking once a second did), nor leave its wait behind."""
+    whole_seconds = ('#!/bin/sh\ncase $1 in *[!0-9]*) echo "sleep: invalid number \'$1\'" >&2; exit 1 ;; esac\n'
+                     f'exec {os.path.realpath(shutil.which("sleep"))} "$1"\n')
+    path = sh_only_path(tmp_path, {"sleep": whole_seconds})
+    assert subprocess.run(["sleep", "0.1"], env={"PATH": path}, capture_output=True).returncode != 0  # provably
+    work, fake = workdir(tmp_path, [("001-t", "speed table")])  # the runner takes 2 s (its `sleep 2`)
+    began = time.monotonic()
+    out = subprocess.run(["/bin/sh", str(work / "run.sh"), "launch", str(fake), "0", "15"], capture_output=True,
+                         text=True, env={"PATH": path}, timeout=30).stdout
+    took = time.monotonic() - began
+    assert protocol_state(out) == "finished" and "+F:6:sha256:16000.00" in dict(split_logs(out))["001-t"]
+    assert took < 2.7, took  # 2 s of runner; a look once a second came back at 3 s
+    time.sleep(0.3)
+    assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p.name).endswith("sleep 15")]
 
 
 def test_a_launch_whose_wait_runs_out_says_running_and_the_runner_goes_on(tmp_path):
