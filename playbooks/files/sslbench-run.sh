@@ -114,7 +114,7 @@ run_cells() {
     openssl_bin=$1
     idle_max=${2:-60}
     # the launcher wrote our pid already (unless setsid forked): no process to write it again
-    read -r launched < pid 2>/dev/null
+    read -r launched 2>/dev/null < pid
     [ "$launched" = $$ ] || { echo $$ > pid.new && mv pid.new pid; }
     [ -d logs ] && [ -d shipped ] || mkdir -p logs shipped
     total=0
