@@ -114,8 +114,9 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     for name, text in (("run.sh", host_file("sslbench-run.sh")), ("conditions.sh", host_file("conditions.sh"))):
         marker = HEREDOC.format(name.split(".")[0].upper())
         parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
-    # a few short lines of checked tokens: the shell's own printf, no cat
-    parts.append(f"printf '%s' {shlex.quote(cells_text(plan.cells))} > cells.txt || cannot cells.txt")
+    # lines of checked tokens (no backslash, no leading dash): the shell's own echo, no cat
+    cells = shlex.quote(cells_text(plan.cells).rstrip("\n"))
+    parts.append(f"echo {cells} > cells.txt || cannot cells.txt")
     parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
     return "\n".join(parts) + "\n"
 

@@ -1,11 +1,10 @@
 # sslbench detect: print the files and command outputs the controller parses, each after a
 # `@@sslbench:<name>` marker line. POSIX sh for BusyBox ash; every probe is optional.
 echo ""  # a login shell's start-up text without a newline must not glue onto the first marker
-# release files are a few short lines: read by the shell (printf, not echo: dash's echo reads backslashes)
 show_file() {
     if [ -r "$1" ]; then
         echo "@@sslbench:$1"
-        { while IFS= read -r _l || [ -n "$_l" ]; do printf '%s\n' "$_l"; done < "$1"; } 2>/dev/null
+        cat "$1" 2>/dev/null
     fi
 }
 # The lists come from the controller (orchestrator/platforms.py), set before this script by the detect task.

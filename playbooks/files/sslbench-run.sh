@@ -206,8 +206,8 @@ read_progress() {
             finished*) STATE=finished ;;
             stopped*) [ "$STATE" = finished ] || STATE=stopped ;;
         esac
-        [ "$LINES" -gt "${SENT:-0}" ] && NEW="$NEW$_line
-"
+        [ "$LINES" -gt "${SENT:-0}" ] && NEW="$NEW${NEW:+
+}$_line"
     done < progress
 }
 
@@ -229,7 +229,7 @@ poll() {
     # Only the progress lines no earlier poll printed: the whole file grows past what dropbear carries.
     echo "@@sslbench-progress"
     if [ "$LINES" -gt 0 ]; then
-        printf '%s' "$NEW"
+        [ -z "$NEW" ] || echo "$NEW"  # our own lines: no backslash for dash's echo to read
         echo "$LINES" > progress.sent
     fi
     if ship_logs; then

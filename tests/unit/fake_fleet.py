@@ -61,7 +61,7 @@ def router(detect_file: str = "rig-openwrt1.detect.txt", finished_after: int = 1
         if kind == "detect":
             return Outcome("ok", stdout=(DATA / "detect" / detect_file).read_text())
         if kind == "launch":  # cells.txt as the launcher writes it: `id<TAB>pin<TAB>args` lines
-            written = re.search(r"^printf '%s' (.*?) > cells\.txt", script, re.S | re.M)
+            written = re.search(r"^echo ('[^']*') > cells\.txt", script, re.M)
             assert written, "the launcher writes no cells.txt"
             cells[:] = [line.split("\t")[0] for line in shlex.split(written.group(1))[0].splitlines()]
             started = "\n@@sslbench-state started\n"
