@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from orchestrator import platforms, protocol, store
+from orchestrator import platforms, store
 from orchestrator.errors import UserError
 from orchestrator.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
                                 died_reason, fail, no_hosts_reason, one_line, plan_for, provisioning_decision)
@@ -162,7 +162,6 @@ class HostFlow:
     launch_retries: int = 0
     launched: bool = False  # its runner and work dir may be on the host (a launch was handed out)
     forget_failed: bool = False  # finished, but its work dir could not be removed
-    forgotten: bool = False  # its launch waited for the runner and removed the work dir itself: no forget step
     linked: bool = False  # its task asks through the socket in this pass
     shipped: bool = False  # its step went as a file in this pass (a site worker's host, or the first pass's detect)
     in_flight: bool = False  # a step was handed out whose outcome has not come back
@@ -380,17 +379,16 @@ class Engine:
             flow.step = self._after_install(flow) if step.task == INSTALL else self._after_detect(flow, step.task)
             return
         if step.task != FORGET:  # the forget step leaves the poll's state (finished) in place
-            state.poll_state = None
+            state.poll_state, state.work_dir_gone = None, False
         state.poll_problem = None
         self.collector.on_event(event, bench_phase=True)
-        flow.forgotten = step.task == LAUNCH and outcome.kind == "ok" and protocol.forgotten(outcome.stdout)
         flow.step = self._after_launch(flow, now) if step.task == LAUNCH else self._after_poll_step(flow, step, now)
 
     def _after_poll_step(self, flow: HostFlow, step: Step, now: float) -> Step | None:
         """After a poll (or a launch that waited, or a forget): forget once all is shipped, else poll again."""
         state = flow.state
         if (step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None
-                and not flow.forgotten):
+                and not state.work_dir_gone):
             return Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
         if step.task == FORGET and state.poll_problem is not None:
             # everything is here: a forget whose answer was lost must not fail the host (a poll after it would

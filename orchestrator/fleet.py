@@ -71,6 +71,7 @@ class HostState:
     poll_problem: str | None = None
     poll_message: str = ""
     poll_at: float = 0.0  # time.monotonic() when that answer came
+    work_dir_gone: bool = False  # that answer (a launch that waited) removed the work dir itself: no forget
 
 
 def apply_facts(state: HostState, detect_stdout: str) -> None:
@@ -242,6 +243,7 @@ class Collector:
             self._save_facts(state, event.stdout)
         if protocol.STATE in event.stdout and event.kind == "ok":
             state.poll_state = protocol.state(event.stdout)
+            state.work_dir_gone = protocol.forgotten(event.stdout)
             state.poll_message = protocol.runner_output(event.stdout)
             state.poll_at = time.monotonic()
         if protocol.PROGRESS in event.stdout and not state.finished:  # a finished host's result is final

@@ -94,9 +94,8 @@ launch() {
     poll
     # Finished and all shipped: the work dir goes now, saving the controller a forget (an SSH exec). Should this
     # output be lost on the way, the controller launches again and, finding no work dir, the cells run again.
-    if [ "$state" = finished ]; then
-        forget
-        [ -d "$dir" ] || echo "@@sslbench-forgotten"
+    if [ "$state" = finished ] && forget; then
+        echo "@@sslbench-forgotten"
     fi
 }
 
@@ -195,8 +194,9 @@ SIZES
     return "$left"
 }
 
-# Sets STATE (finished, stopped or running), LINES (how many progress lines there are) and NEW (those after the
-# first SENT), reading the file once with the shell's own `read`: no grep, wc, head or tail.
+# read_progress [SENT]: sets STATE (finished, stopped or running), LINES (how many progress lines there are)
+# and, given SENT, NEW (the lines after the first SENT), reading the file once with the shell's own `read`: no
+# grep, wc, head or tail.
 read_progress() {
     STATE=running LINES=0 NEW=
     [ -f progress ] || return 0
@@ -206,7 +206,7 @@ read_progress() {
             finished*) STATE=finished ;;
             stopped*) [ "$STATE" = finished ] || STATE=stopped ;;
         esac
-        [ "$LINES" -gt "${SENT:-0}" ] && NEW="$NEW${NEW:+
+        [ -n "$1" ] && [ "$LINES" -gt "$1" ] && NEW="$NEW${NEW:+
 }$_line"
     done < progress
 }
@@ -214,15 +214,15 @@ read_progress() {
 poll() {
     # The state is read first: once `finished` is in the file every log is in logs/, so this poll
     # ships them all (or says pending); read after shipping, a log moved meanwhile would be lost.
-    SENT=0
-    [ -f progress.sent ] && read -r SENT < progress.sent
-    read_progress
+    shown=0
+    [ -f progress.sent ] && read -r shown < progress.sent
+    read_progress "$shown"
     state=$STATE
     runner=
     [ -f pid ] && read -r runner < pid
     if [ "$state" = running ] && [ -n "$runner" ] && ! alive "$runner"; then
         # Gone: dead only if it did not write `finished` (or `stopped`) just before it exited. Look again.
-        read_progress
+        read_progress "$shown"
         state=$STATE
         [ "$state" = running ] && state=died
     fi
@@ -244,13 +244,13 @@ poll() {
 
 forget() {
     # After a poll said `finished` and the controller has its output: the work dir goes (only then, so a poll
-    # whose output was lost on the way can be asked again).
+    # whose output was lost on the way can be asked again). Returns 0 when it is gone.
     read_progress
     set -- logs/*
+    [ "$STATE" = finished ] && ! [ -e "$1" ] || return 1
+    case $PWD in */sslbench.*) ;; *) return 1 ;; esac
     dir=$PWD
-    if [ "$STATE" = finished ] && ! [ -e "$1" ]; then
-        case $dir in */sslbench.*) cd / && rm -rf "$dir" ;; esac
-    fi
+    cd / && rm -rf "$dir"
 }
 
 stop() {
@@ -280,7 +280,7 @@ case "$1" in
     launch) launch "$2" "$3" "$4" ;;
     start) run_cells "$2" "$3" ;;
     poll) poll ;;
-    forget) forget ;;
+    forget) forget || : ;;  # a dir kept (logs not yet shipped) is not a failed step
     stop) stop ;;
     *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll | forget | stop" >&2
        exit 2 ;;
