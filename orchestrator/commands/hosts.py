@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_matrix_options(p)
     p.add_argument("--no-provision", action="store_true", help="plan as `run --no-provision` would")
     p.add_argument("--upgrade-openssl", action="store_true", help="plan as `run --upgrade-openssl` would")
-    p.add_argument("--format", choices=tables.FORMATS, default="table")
+    p.add_argument("--format", choices=tables.FORMATS, default="table",
+                   help="output format (default: table); json gives numbers as numbers and null where unknown")
     terminal.add_width_option(p)
     p.set_defaults(func=hosts_command)
 
@@ -56,6 +58,8 @@ def hosts_command(args: argparse.Namespace) -> int:
 def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]],
                  fmt: str, width: int | None = None) -> tuple[str, list[str]]:
     """The table of what each host is and would run, and the notes for stderr (`host: note`)."""
+    if fmt == "json":
+        return hosts_json(hosts, plans), notes_of(hosts, plans)
     rows = []
     for name, state in hosts.items():
         plan = plans[name][1] if name in plans else None
@@ -70,9 +74,36 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
             units.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
+    return tables.render(HEADERS, rows, fmt, width, DROP), notes_of(hosts, plans)
+
+
+def notes_of(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]]) -> list[str]:
     notes = [f"{name}: {s.result.status}: {s.result.reason}" for name, s in hosts.items() if s.result.status != HOST_OK]
     for name, (state, plan) in plans.items():
         notes.extend(f"{name}: {note}" for note in plan.notes)
         if not state.openssl_path:
             notes.append(f"{name}: matrix planned for an unknown OpenSSL; it is re-planned after installing")
-    return tables.render(HEADERS, rows, fmt, width, DROP), notes
+    return notes
+
+
+def hosts_json(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]]) -> str:
+    """The same facts as the table, as data for scripts: numbers as numbers (the ETA in seconds), null where a
+    fact is unknown or there is no plan (a host that failed), lists as lists; each host's notes with it."""
+    records = []
+    for name, state in hosts.items():
+        plan = plans[name][1] if name in plans else None
+        r = state.result
+        records.append({
+            "host": name, "status": r.status, "reason": r.reason or None, "os": identity.os_label(r),
+            "cpu": r.cpu.model or r.cpu.arch or None, "cpus": state.logical_cpus or None,
+            "openssl": (r.openssl.version or None) if state.openssl_path else None,
+            "openssl_path": state.openssl_path or None,
+            "package_managers": list(state.package_managers),
+            "would_install": ({"package": state.provision.package, "with": state.provision.name}
+                              if state.provision else None),
+            "cells": len(plan.cells) if plan else None, "unsupported": len(plan.unsupported) if plan else None,
+            "eta_seconds": round(plan.eta_seconds, 1) if plan else None,
+            "pinned": [{"cpu": cpu, "cluster": label} for cpu, label in state.pins],
+            "notes": list(plan.notes) if plan else [],
+        })
+    return json.dumps(records, indent=2)
