@@ -117,7 +117,9 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     # lines of checked tokens (no backslash, no leading dash): the shell's own echo, no cat
     cells = shlex.quote(cells_text(plan.cells).rstrip("\n"))
     parts.append(f"echo {cells} > cells.txt || cannot cells.txt")
-    parts.append(f"exec sh ./run.sh launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
+    # run.sh read by this shell, not a new one: a process fewer on the host
+    parts.append(f"set -- launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
+    parts.append(". ./run.sh")
     return "\n".join(parts) + "\n"
 
 

@@ -394,8 +394,10 @@ allowed_cpus() {
 }
 
 sampler() {
-    # the parent's cleanup trap must not delay our own end: die at once when told to
-    trap - HUP INT TERM
+    # the parent's cleanup trap must not delay our own end: die at once when told to (a hang-up only where the
+    # runner does not ignore it: see run_cell)
+    trap - INT TERM
+    [ -n "${SSLBENCH_NO_HUP:-}" ] || trap - HUP
     _pid=$1
     _n=0
     while read_pid_stat "$_pid"; do
@@ -410,13 +412,15 @@ sampler() {
     done
 }
 
-# the shell's children CPU (cutime cstime, clock ticks): covers COMMAND and all it forked
+# CHILDREN_CPU: this shell's children CPU (cutime cstime, clock ticks), which covers COMMAND and all it forked.
+# /proc/self read by the shell itself: in a subshell (the runner's cells) $$ is the parent's pid.
 children_cpu() {
-    IFS= read -r _s < "/proc/$$/stat" || return 1
+    CHILDREN_CPU=
+    IFS= read -r _s < /proc/self/stat || return 1
     # shellcheck disable=SC2086
     set -- ${_s##*) }
     shift 13
-    echo "$1 $2"
+    CHILDREN_CPU="$1 $2"
 }
 
 run_cell() {
@@ -431,17 +435,21 @@ run_cell() {
     fi
     : > "$_buf" || return 125
     snapshot cell-before quick >> "$_buf"
+    children_cpu
     {
         echo "@@ begin sslbench-cell 1 run"
         echo "command $*"
-        echo "children_before $(children_cpu)"
+        echo "children_before $CHILDREN_CPU"
         IFS=' ' read -r _up _rest < /proc/uptime
         echo "uptime_before $_up"
     } >> "$_buf"
     _cmd= _smp=
     # stopped (Ctrl-C, TERM from the controller): take the benchmark down with us, leave no
-    # openssl burning the host's CPU (a background job ignores SIGINT in a script)
-    trap 'kill $_cmd $_smp 2>/dev/null; exit 143' HUP INT TERM
+    # openssl burning the host's CPU (a background job ignores SIGINT in a script). Not on a hang-up where
+    # SSLBENCH_NO_HUP says the runner ignores it (run.sh runs cells in its own subshells, which could trap a
+    # signal their shell ignores: the SSH session that launched the run ending must not stop a cell).
+    trap 'kill $_cmd $_smp 2>/dev/null; exit 143' INT TERM
+    [ -n "${SSLBENCH_NO_HUP:-}" ] || trap 'kill $_cmd $_smp 2>/dev/null; exit 143' HUP
     "$@" &
     _cmd=$!
     sampler "$_cmd" >> "$_buf" &
@@ -451,11 +459,13 @@ run_cell() {
     IFS=' ' read -r _up _rest < /proc/uptime
     kill "$_smp" 2>/dev/null
     wait "$_smp" 2>/dev/null
-    trap - HUP INT TERM
+    trap - INT TERM
+    [ -n "${SSLBENCH_NO_HUP:-}" ] || trap - HUP
+    children_cpu
     {
         echo "pid $_cmd"
         echo "uptime_after $_up"
-        echo "children_after $(children_cpu)"
+        echo "children_after $CHILDREN_CPU"
         echo "exit $_rc"
         echo "@@ end sslbench-cell"
     } >> "$_buf"

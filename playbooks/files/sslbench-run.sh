@@ -1,24 +1,27 @@
 # sslbench on-host runner: POSIX sh for BusyBox ash (no arrays, no [[ ]], no +=).
 # It lives in its own work dir (/tmp/sslbench.<run-id>.<host hash>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
 # line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
-#   sh run.sh launch OPENSSL [IDLE_MAX [WAIT]]
+#   sh run.sh launch OPENSSL [IDLE_MAX [WAIT]]   (the launcher sources it: `set -- launch ...; . ./run.sh`)
 #                             start the runner detached from this SSH session and return at once, or with WAIT
 #                             (seconds) once it ended or WAIT passed, printing what a poll prints (and, when it
 #                             finished and shipped everything, forgetting the work dir at once)
 #   sh run.sh start OPENSSL [IDLE_MAX]
-#                             the runner itself (in the foreground): with conditions.sh, idle gate (at most
-#                             IDLE_MAX s, 0 = none) and snapshot first, every cell through `conditions.sh cell`
-#                             (evidence appended to its log), snapshot after; logs/conditions-{idle,before,after}.log
+#                             the runner itself (in the foreground; without setsid the launch runs it in a
+#                             subshell instead): with conditions.sh, idle gate (at most IDLE_MAX s, 0 = none) and
+#                             snapshot first, every cell through conditions.sh's `cell` (evidence appended to its
+#                             log), snapshot after; logs/conditions-{idle,before,after}.log
 #   sh run.sh poll            print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs)
 #   sh run.sh forget          remove the work dir of a finished run whose every log was shipped
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
-# Files: pid (the runner's pid, written by itself), child.pid, progress, runner.out (what the runner itself
-# printed: the host's words when it fails), logs/<id>.log (finished cells not yet shipped), shipped/<id>.log.
+# Files: pid (the runner's pid), child.pid, progress, runner.out (what the runner itself printed: the host's
+# words when it fails), evidence.txt (the running cell's), logs/<id>.log (finished cells not yet shipped, each
+# between the markers a poll prints), shipped/<id>.log.
 # Every output starts with an empty line: a login shell's start-up text without a newline (a title escape, a
 # banner) then ends on a line of its own instead of gluing onto the first marker.
 MAX_SHIP=12000
 
-case $0 in */*) cd "${0%/*}" || exit 1 ;; esac
+# `sh DIR/run.sh CMD`: into its work dir. (The launcher sources it, already there: $0 is its shell then.)
+case $0 in */run.sh) cd "${0%/*}" || exit 1 ;; esac
 
 children_of() {
     # Child pids of $1 from /proc (no pgrep/ps on many routers); field 4 of stat is the parent pid.
@@ -55,13 +58,36 @@ step() {
     return "$rc"
 }
 
-# Write a conditions log beside logs/ and move it in whole: a poll never ships half a file. The snapshot runs
-# in a subshell of this runner (conditions.sh is sourced): no sh process, and no 500-line script read, per log.
+# Every log is written beside logs/ between the markers a poll prints around it (so a poll ships any number of
+# logs with one cat), then moved in whole: a poll never ships half a file.
+log_begin() {
+    echo "@@sslbench-log $1" > "$1.log"
+}
+
+log_end() {
+    { echo ""; echo "@@sslbench-endlog $1"; } >> "$1.log"
+    mv "$1.log" "logs/$1.log"
+}
+
+# A conditions log. The snapshot runs in a subshell of this runner (conditions.sh is sourced): no sh process,
+# and no 500-line script read, per log.
 conditions_log() {
     name=$1
     shift
-    step conditions_main "$@" > "$name.log" 2>&1
-    mv "$name.log" "logs/$name.log"
+    log_begin "$name"
+    step conditions_main "$@" >> "$name.log" 2>&1
+    log_end "$name"
+}
+
+# FILE's lines on stdout by the shell's read and one printf (a builtin in dash and BusyBox ash): no cat
+# process per cell for the evidence, which is our own lines.
+print_file() {
+    _text=
+    while IFS= read -r _l || [ -n "$_l" ]; do
+        _text="$_text$_l
+"
+    done < "$1"
+    printf '%s' "$_text"
 }
 
 launch() {
@@ -103,7 +129,9 @@ start_runner() {
     if command -v setsid >/dev/null 2>&1; then
         setsid sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     else
-        sh ./run.sh start "$1" "$2" </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+        # no setsid (OpenWrt's BusyBox): the runner is a subshell of this one, no sh to start and no script to
+        # read again; its pid is the one written here
+        ( pid_written=1; run_cells "$1" "$2" ) </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     fi
     runner=$!
     echo "$runner" > pid
@@ -113,14 +141,19 @@ run_cells() {
     openssl_bin=$1
     idle_max=${2:-60}
     # the launcher wrote our pid already (unless setsid forked): no process to write it again
-    read -r launched 2>/dev/null < pid
-    [ "$launched" = $$ ] || { echo $$ > pid.new && mv pid.new pid; }
+    if [ -z "${pid_written:-}" ]; then
+        read -r launched 2>/dev/null < pid
+        [ "$launched" = $$ ] || { echo $$ > pid.new && mv pid.new pid; }
+    fi
     [ -d logs ] && [ -d shipped ] || mkdir -p logs shipped
     total=0
     while read -r _cell; do [ -n "$_cell" ] && total=$((total + 1)); done < cells.txt
     k=0
     child=
-    trap 'if [ -n "$child" ]; then kill_tree TERM "$child"; fi; echo "stopped" >> progress; exit 143' TERM INT HUP
+    # not HUP: the launch ignored it (a hang-up of the SSH session that launched the run must not stop it), and
+    # the cells, subshells of this runner, are told so (SSLBENCH_NO_HUP) since a subshell could trap it again
+    trap 'if [ -n "$child" ]; then kill_tree TERM "$child"; fi; echo "stopped" >> progress; exit 143' TERM INT
+    SSLBENCH_NO_HUP=1
     cond=
     if [ -f conditions.sh ]; then
         cond=1
@@ -150,16 +183,18 @@ run_cells() {
             [0-9] | [0-5][0-9] | 6[0-2]) set -- taskset "$(printf '%x' $((1 << pin)))" "$@" ;;
             [0-9]*) set -- taskset -c "$pin" "$@" ;;
         esac
+        log_begin "$id"
         if [ -n "$cond" ]; then
-            step sh ./conditions.sh cell "cell-$id.txt" -- "$@" > "run-$id.log" 2>&1
+            # in a subshell of this runner (conditions.sh is sourced); the evidence, written beside while openssl
+            # prints, follows its output (one file for every cell, removed with the work dir)
+            step conditions_main cell evidence.txt -- "$@" >> "$id.log" 2>&1
             rc=$?
-            cat "cell-$id.txt" >> "run-$id.log" 2>/dev/null
-            rm -f "cell-$id.txt"
+            print_file evidence.txt >> "$id.log" 2>/dev/null
         else
-            step "$@" > "run-$id.log" 2>&1
+            step "$@" >> "$id.log" 2>&1
             rc=$?
         fi
-        mv "run-$id.log" "logs/$id.log"
+        log_end "$id"
         echo "done $k $total $id $rc" >> progress
     done < cells.txt
     [ -n "$cond" ] && conditions_log conditions-after after
@@ -168,7 +203,7 @@ run_cells() {
 
 ship_logs() {
     # Print finished logs up to MAX_SHIP bytes (at least one); returns 0 when some are left for the next poll.
-    # One wc for every size and one mv for every log shipped: no process per log but its cat.
+    # One wc for every size, one cat and one mv for every log shipped: no process per log.
     set -- logs/*.log
     [ -f "$1" ] || return 1
     sent=0 moved= left=1
@@ -178,19 +213,17 @@ ship_logs() {
             left=0
             break
         fi
-        id=${log##*/}
-        id=${id%.log}
-        echo "@@sslbench-log $id"
-        cat "$log"
-        echo ""
-        echo "@@sslbench-endlog $id"
         moved="$moved $log"
         sent=$((sent + size))
     done <<SIZES
 $(wc -c "$@")
 SIZES
+    # each log carries its own markers (log_begin, log_end): one cat for them all
     # shellcheck disable=SC2086  # log names are the controller's [A-Za-z0-9._-] ids
-    [ -z "$moved" ] || mv $moved shipped/
+    [ -n "$moved" ] || return 1
+    cat $moved
+    # shellcheck disable=SC2086
+    mv $moved shipped/
     return "$left"
 }
 

@@ -65,9 +65,11 @@ def router(detect_file: str = "rig-openwrt1.detect.txt", finished_after: int = 1
             assert written, "the launcher writes no cells.txt"
             cells[:] = [line.split("\t")[0] for line in shlex.split(written.group(1))[0].splitlines()]
             started = "\n@@sslbench-state started\n"
-            # `exec sh ./run.sh launch OPENSSL IDLE_MAX WAIT`: it waited for the runner, then printed a poll, and
+            # `set -- launch OPENSSL IDLE_MAX WAIT; . ./run.sh`: it waited for the runner, then printed a poll, and
             # when that said finished it removed the work dir (as run.sh does)
-            if len(script.rstrip().splitlines()[-1].split()) != 7:
+            launch = re.search(r"^set -- launch (.*)$", script, re.M)
+            assert launch and script.rstrip().endswith(". ./run.sh"), "the launcher starts no run.sh launch"
+            if len(shlex.split(launch.group(1))) != 3:
                 return Outcome("ok", stdout=started)
             poll = answer("poll", "").stdout
             return Outcome("ok", stdout=started + poll + ("@@sslbench-forgotten\n" if "state finished" in poll else ""))

@@ -20,13 +20,14 @@ pytestmark = pytest.mark.skipif(ASH is None, reason="busybox (Debian busybox or 
 FAKE_OPENSSL = """#!/bin/sh
 # stand-in for openssl: prints each argument on its own line; `speed fail` exits 1; `speed sleep` forks a
 # child (like -multi) and both sleep; `speed big N` prints N bytes; `speed table` sleeps 2 s and prints a
-# -mr result of sha256 at 16 bytes (1000 runs in 1 s).
+# -mr result of sha256 at 16 bytes (1000 runs in 1 s); `speed burn` keeps a CPU busy for a moment.
 for a in "$@"; do echo "arg:$a"; done
 case "$2" in
   table) sleep 2; printf '+DT:sha256:1:16\n+R:1000:sha256:1.000000\n+H:16\n+F:6:sha256:16000.00\n' ;;
   fail) echo "speed: Unknown algorithm fail" >&2; exit 1 ;;
   sleep) sleep 30 & sleep 30; wait ;;
   big) head -c "$3" /dev/zero | tr '\\0' x ;;
+  burn) i=0; while [ $i -lt 300000 ]; do i=$((i + 1)); done ;;
 esac
 exit 0
 """
@@ -86,9 +87,10 @@ def test_polls_ship_a_bounded_amount_and_say_when_more_is_pending(tmp_path):
 def alive(pid):
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        # (it can end between the two: then /proc says ENOENT, or ESRCH mid-read)
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
         return False
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
 def descendants(pid):
@@ -271,7 +273,7 @@ def sh_only_path(tmp_path, extra: dict[str, str] | None = None) -> str:
     return str(bin_dir)
 
 
-def launch_in_a_session_that_hangs_up(work, fake, path):
+def launch_in_a_session_that_hangs_up(work, fake, path, wait="0"):
     """`sh run.sh launch` on a pty in a session of its own, as sshd runs a raw task; then the pty is closed
     (the SSH connection ends: SIGHUP to the session). Returns what the launch printed and its exit status."""
     import pty
@@ -279,7 +281,7 @@ def launch_in_a_session_that_hangs_up(work, fake, path):
     pid, master = pty.fork()
     if pid == 0:  # the child: the session leader on the pty, as the user's shell under sshd
         os.chdir(work)
-        os.execve("/bin/sh", ["sh", "./run.sh", "launch", str(fake), "0"], {"PATH": path})
+        os.execve("/bin/sh", ["sh", "./run.sh", "launch", str(fake), "0", wait], {"PATH": path})
     out = b""
     while True:
         try:
@@ -294,13 +296,17 @@ def launch_in_a_session_that_hangs_up(work, fake, path):
     return out.decode(errors="replace"), os.waitstatus_to_exitcode(status)
 
 
-def test_launch_without_setsid_or_nohup_survives_the_session_hangup(tmp_path):
-    work, fake = workdir(tmp_path, [("001-t", "speed table"), ("002-t", "speed table")])
+@pytest.mark.parametrize("conditions", [False, True], ids=["bare", "with-conditions"])
+def test_launch_without_setsid_or_nohup_survives_the_session_hangup(tmp_path, conditions):
+    """With conditions.sh, the cells and their samplers are subshells of the runner, which could trap the HUP
+    their shell ignores: the hang-up comes while the first cell runs, and both cells must end as they would."""
+    work, fake = workdir(tmp_path, [("001-t", "speed table"), ("002-t", "speed table")], conditions=conditions)
     path = sh_only_path(tmp_path)
     assert subprocess.run(["/bin/sh", "-c", "command -v setsid || command -v nohup"], env={"PATH": path},
                           capture_output=True).returncode != 0  # provably absent
-    out, code = launch_in_a_session_that_hangs_up(work, fake, path)
-    assert code == 0 and "@@sslbench-state started" in out, out
+    # the launch waits 1 s, so the hang-up comes while the first cell (2 s) runs
+    out, code = launch_in_a_session_that_hangs_up(work, fake, path, wait="1")
+    assert code == 0 and "@@sslbench-state running" in out, out
     runner = int((work / "pid").read_text())
     assert alive(runner)
     deadline = time.time() + 20
@@ -308,7 +314,14 @@ def test_launch_without_setsid_or_nohup_survives_the_session_hangup(tmp_path):
         time.sleep(0.2)
     poll = subprocess.run(["/bin/sh", str(work / "run.sh"), "poll"], capture_output=True, text=True,
                           env={"PATH": path}).stdout
-    assert "@@sslbench-state finished" in poll and [c for c, _ in split_logs(poll)] == ["001-t", "002-t"]
+    logs = dict(split_logs(poll))
+    assert "@@sslbench-state finished" in poll and [c for c in logs if not c.startswith("conditions")] == [
+        "001-t", "002-t"]
+    for cell in ("001-t", "002-t"):
+        assert "+F:6:sha256:16000.00" in logs[cell]
+        if conditions:
+            run = parse_cell(split_evidence(logs[cell])[1])["run"]
+            assert run["exit"] == 0 and len(run["samples"]) >= 2, run  # the sampler too lived on
 
 
 def test_a_runner_that_cannot_start_shows_the_hosts_own_words(tmp_path):
@@ -486,3 +499,50 @@ def _cmdline(pid):
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
+
+
+def test_a_one_cell_launch_starts_few_processes_on_the_host(tmp_path):
+    """Every process a router starts costs it (a dynamic load, ~10-30 ms on a 560 MHz MIPS) and, on a rig whose
+    hosts share the controller's cores, the controller too. A one-cell launch that waits, as the controller sends
+    it (the launcher on `sh -s`, OpenWrt's tools: no setsid), each tool logging its start: the cell's openssl,
+    the two probes of the snapshot before, and the file moves and copies it needs, no shell started per cell or
+    per log, no copy per log shipped (issue 15: it was 26 without the sampler's sleeps, 19 now)."""
+    from orchestrator import bench
+    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
+
+    _, fake = workdir(tmp_path, [])
+    started = tmp_path / "started.txt"
+    logging = {tool: f'#!/bin/sh\necho {tool} >> "{started}"\nexec {os.path.realpath(shutil.which(tool))} "$@"\n'
+               for tool in (*SH_ONLY_TOOLS, "date")}
+    logging["openssl"] = f"#!/bin/sh\necho \"openssl $1\" >> '{started}'\nexec '{fake}' \"$@\"\n"
+    path = sh_only_path(tmp_path, logging)
+    plan = HostPlan(host="h", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)))
+    plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
+                               args=["speed", "table"], seconds=2.0))
+    run_id = f"unitcount{os.getpid()}"
+    work = Path(bench.work_dir(run_id, plan.host))
+    try:
+        out = subprocess.run(["/bin/sh", "-s"], input=bench.launcher_script(run_id, plan, "openssl", 0, 15),
+                             capture_output=True, text=True, env={"PATH": path}, timeout=30)
+        assert protocol_state(out.stdout) == "finished" and "@@sslbench-forgotten" in out.stdout, out
+        logs = dict(split_logs(out.stdout))
+        assert sorted(logs) == ["001-t", "conditions-after", "conditions-before", "conditions-idle"]
+        output, evidence = split_evidence(logs["001-t"])
+        assert "+F:6:sha256:16000.00" in output and parse_cell(evidence)["run"]["exit"] == 0
+        commands = started.read_text().split("\n")[:-1]
+        assert commands.count("openssl speed") == 1 and "sh" not in commands
+        others = [c for c in commands if c != "sleep"]  # the wait's and the sampler's (one per cell-second)
+        assert len(others) <= 19, commands
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_a_cell_run_in_the_runners_subshell_counts_the_cpu_of_its_command(tmp_path):
+    """The cells run in subshells of the runner (no sh per cell), where $$ is the runner's pid: the children CPU
+    must be the subshell's own (/proc/self), which has reaped the command, not the runner's, which has not."""
+    work, fake = workdir(tmp_path, [("001-b", "speed burn")], conditions=True)
+    assert sh(work, "start", str(fake), "0").returncode == 0
+    out = sh(work, "poll").stdout
+    run = parse_cell(split_evidence(dict(split_logs(out))["001-b"])[1])["run"]
+    used = run["children_after"] - run["children_before"]
+    assert used >= 10, run  # clock ticks (1/100 s): the shell loop's CPU, a few tenths of a second
