@@ -413,14 +413,20 @@ sampler() {
 }
 
 # CHILDREN_CPU: this shell's children CPU (cutime cstime, clock ticks), which covers COMMAND and all it forked.
-# /proc/self read by the shell itself: in a subshell (the runner's cells) $$ is the parent's pid.
+# Its pid from /proc/self (in a subshell, the runner's cells, $$ is the parent's); its stat read by a forked
+# subshell (no exec): QEMU's user mode fakes what a process reads of its own stat, with zero times.
 children_cpu() {
     CHILDREN_CPU=
-    IFS= read -r _s < /proc/self/stat || return 1
+    IFS=' ' read -r _me _rest < /proc/self/stat || return 1
+    CHILDREN_CPU=$(cpu_of_children "$_me")
+}
+
+cpu_of_children() {
+    IFS= read -r _s < "/proc/$1/stat" || return 1
     # shellcheck disable=SC2086
     set -- ${_s##*) }
     shift 13
-    CHILDREN_CPU="$1 $2"
+    echo "$1 $2"
 }
 
 run_cell() {
