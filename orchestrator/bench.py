@@ -22,10 +22,12 @@ import functools
 import hashlib
 import re
 import shlex
+import shutil
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from orchestrator import platforms, store
 from orchestrator.errors import UserError
@@ -47,6 +49,9 @@ BATCH = 2.0
 FIRST_POLL_MARGIN = 1.0  # after a host's planned cells: the snapshots around them take about this much
 # A matrix this short comes back in its launch's SSH exec (which waits for it) when its task may wait anyway
 WAIT_IN_LAUNCH = 10.0
+# ... and then removes its own work dir, unless the results have less room than this: should writing them fail,
+# what the host shipped must still be on it (the controller removes a work dir only after saving its logs)
+ROOM_TO_FORGET = 64 * 1024 * 1024
 HOLD_CHECK = 5.0  # a task waiting for its host's next step looks at Ctrl-C this often (its thread sleeps between)
 RETRY_WAITS = (5.0, 10.0, 20.0)  # an SSH failure is asked again after these waits before `unreachable`
 DIED_RECHECK = 2.0  # a runner that looked dead is looked at again after this
@@ -193,6 +198,7 @@ class Engine:
         self._horizon = 0.0  # steps due by then are what the pass is for: a task waits for them
         self._detect = detect_script()
         self._passes = 0
+        self.unwritable = False  # writing the results failed: the hosts keep what they have not shipped
         self._first_step = self._ship("detect", self._detect)
 
     def run(self) -> dict[str, tuple[HostState, HostPlan]]:
@@ -219,8 +225,14 @@ class Engine:
         left = left_behind(self.collector, [n for n, f in self.flows.items() if f.launched], self.interrupt.requested)
         left += [n for n, f in self.flows.items() if f.forget_failed and n not in left]
         if left:
-            self.driver.play(playbook=CLEANUP_PLAYBOOK, extravars=work_dirs(self.collector.run.run_id, left),
-                             on_event=self.collector.on_event, cancellable=False, hosts=left)
+            extravars: dict[str, object] = dict(work_dirs(self.collector.run.run_id, left))
+            if self.unwritable:  # openssl stopped, but what was not saved stays on the hosts: said where
+                extravars["sslbench_keep_work_dirs"] = True
+                print("sslbench: the results cannot be written, so the logs not yet saved stay on the hosts, in "
+                      "their work dirs (a reboot clears /tmp): " + ", ".join(
+                          f"{name} {work_dir(self.collector.run.run_id, name)}" for name in left), file=sys.stderr)
+            self.driver.play(playbook=CLEANUP_PLAYBOOK, extravars=extravars, on_event=self.collector.on_event,
+                             cancellable=False, hosts=left)
         return self.plans
 
     # --- passes: one ansible-playbook run each ---------------------------------------------------------------
@@ -348,6 +360,7 @@ class Engine:
             self._report(flow, outcome)
         except OSError as exc:  # the results dir full, read-only or gone: nothing more can be kept
             flow.step = None
+            self.unwritable = True
             self.interrupt.stop(f"cannot write the results ({exc.strerror or exc})")
         except Exception as exc:  # noqa: BLE001 - a bug of ours: said, and this host given up, not the run
             flow.step = None
@@ -427,7 +440,7 @@ class Engine:
         progress.planned = {c.id: c.seconds for c in plan.cells}
         progress.total = len(plan.cells)
         wait = 0  # the launch waits for a short matrix when the task may wait anyway: one poll fewer, none early
-        if self._may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH:
+        if self._may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH and results_have_room(self.collector.run_dir):
             wait = int(plan.eta_seconds * 1.5 + FIRST_POLL_MARGIN + 5)
         script = launcher_script(self.collector.run.run_id, plan, state.openssl_path or "openssl",
                                  self.options.idle_wait, wait)
@@ -485,6 +498,13 @@ class Engine:
         for name, message in found.items():
             state = self.flows[name].state
             state.result.reason = f"{(state.result.reason or '').split(':', 1)[0]}: {one_line(message)}"
+
+
+def results_have_room(run_dir: Path) -> bool:
+    try:
+        return shutil.disk_usage(run_dir).free >= ROOM_TO_FORGET
+    except OSError:
+        return False
 
 
 def left_behind(collector: Collector, launched: list[str], interrupted: bool) -> list[str]:

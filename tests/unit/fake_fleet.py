@@ -101,12 +101,14 @@ class FakeDriver:
         self.inventory, self.limit, self.interrupt = tmp_path / "hosts.yml", None, None
         self.last_stdout, self.status = last_stdout, status
         self.calls: list[tuple[str, list[str]]] = []  # (playbook, hosts)
+        self.extravars: list[dict] = []  # each call's
         self.steps: dict[str, list[str]] = {name: [] for name in hosts}  # the step kinds each host ran
 
     def play(self, *, extravars=None, on_event=None, hosts=None, playbook="sslbench.yml", tags=None,
              cancellable=True) -> str:
         names = list(hosts) if hosts is not None else list(self.hosts)
         self.calls.append((playbook, names))
+        self.extravars.append(dict(extravars or {}))
         if playbook == CLEANUP_PLAYBOOK or not (extravars or {}).get("sslbench_socket"):
             return self.status
         for name in names:

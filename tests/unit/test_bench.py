@@ -2,6 +2,9 @@
 dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` produces them."""
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from orchestrator import bench
@@ -375,6 +378,51 @@ def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch,
     assert engine.interrupt.requested and engine.interrupt.reason == "cannot write the results (No space left on device)"
     assert capsys.readouterr().err.count("stopping the benchmark") == 1
     assert driver.calls[-1][0] == "cleanup.yml"  # launched hosts are stopped, not left measuring for nothing
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs for the results")
+def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, monkeypatch, capsys):
+    """The results on a real filesystem that another process fills while the cells run: the logs the hosts
+    ship can no longer be saved (ENOSPC from the kernel). With so little room no launch removes its own work dir,
+    none is told to forget, and the cleanup stops openssl but leaves each work dir, whose path is said."""
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    disk = tmp_path / "small"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], check=True)
+    try:
+        def filled_while_running(answer):
+            def wrapped(kind, script):
+                if kind == "launch":  # someone else's files take the last of the room
+                    launches.append(script)
+                    with open(disk / "filler", "ab", buffering=0) as filler:
+                        try:
+                            while True:
+                                filler.write(b"x" * 4096)
+                        except OSError:
+                            pass
+                return answer(kind, script)
+            return wrapped
+
+        launches: list[str] = []
+        engine, driver, collector = engine_for(disk, {"r1": filled_while_running(router()),
+                                                      "r2": filled_while_running(router())})
+        assert not bench.results_have_room(collector.run_dir)  # 2 MB: under ROOM_TO_FORGET
+        engine.run()
+        assert engine.unwritable and engine.interrupt.reason == "cannot write the results (No space left on device)"
+        # launched without the wait after which a launch removes its work dir; never told to forget
+        assert launches and all(len(line.split()) == 5 for script in launches
+                                for line in script.splitlines() if line.startswith("set -- launch "))
+        assert all("forget" not in steps for steps in driver.steps.values()), driver.steps
+        assert driver.calls[-1][0] == "cleanup.yml" and driver.extravars[-1]["sslbench_keep_work_dirs"] is True
+        left = driver.calls[-1][1]
+        assert left, driver.steps
+        err = capsys.readouterr().err
+        for name in left:
+            assert f"{name} {bench.work_dir(collector.run.run_id, name)}" in err
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_path, monkeypatch):
