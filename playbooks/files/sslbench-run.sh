@@ -59,24 +59,28 @@ step() {
 }
 
 # Every log is written beside logs/ between the markers a poll prints around it (so a poll ships any number of
-# logs with one cat), then moved in whole: a poll never ships half a file.
+# logs with one cat, and one file may carry two), then moved in whole: a poll never ships half a file.
+# log_begin ID FILE, log_end ID FILE: the markers of log ID in FILE.log; move_log FILE: into logs/
 log_begin() {
-    echo "@@sslbench-log $1" > "$1.log"
+    echo "@@sslbench-log $1" >> "$2.log"
 }
 
 log_end() {
-    { echo ""; echo "@@sslbench-endlog $1"; } >> "$1.log"
+    { echo ""; echo "@@sslbench-endlog $1"; } >> "$2.log"
+}
+
+move_log() {
     mv "$1.log" "logs/$1.log"
 }
 
-# A conditions log. The snapshot runs in a subshell of this runner (conditions.sh is sourced): no sh process,
-# and no 500-line script read, per log.
+# conditions_log ID FILE ARGS...: log ID, a conditions.sh run, in FILE.log. The snapshot runs in a subshell of
+# this runner (conditions.sh is sourced): no sh process, and no 500-line script read, per log.
 conditions_log() {
-    name=$1
-    shift
-    log_begin "$name"
-    step conditions_main "$@" >> "$name.log" 2>&1
-    log_end "$name"
+    _id=$1 _log=$2
+    shift 2
+    log_begin "$_id" "$_log"
+    step conditions_main "$@" >> "$_log.log" 2>&1
+    log_end "$_id" "$_log"
 }
 
 # FILE's lines on stdout by the shell's read and one printf (a builtin in dash and BusyBox ash): no cat
@@ -117,10 +121,11 @@ launch() {
     echo "@@sslbench-state started"
     wait "$sleeper"
     : > waited
+    last_poll=1
     poll
     # Finished and all shipped: the work dir goes now, saving the controller a forget (an SSH exec). Should this
     # output be lost on the way, the controller launches again and, finding no work dir, the cells run again.
-    if [ "$state" = finished ] && forget; then
+    if [ "$state" = finished ] && remove_work_dir; then
         echo "@@sslbench-forgotten"
     fi
 }
@@ -165,8 +170,11 @@ run_cells() {
         # ~0.2-0.4 cores on localhost)
         # the progress view shows it as what the host is doing now
         [ "$idle_max" -gt 0 ] 2>/dev/null && echo "start 0 $total idle-gate" >> progress
-        conditions_log conditions-idle idle-wait "$idle_max" 0.3 30 2 0.5
-        conditions_log conditions-before before
+        # the idle gate's log and the snapshot before travel in one file: one mv
+        : > conditions-before.log
+        conditions_log conditions-idle conditions-before idle-wait "$idle_max" 0.3 30 2 0.5
+        conditions_log conditions-before conditions-before before
+        move_log conditions-before
     fi
     tab=$(printf '\t')
     while IFS="$tab" read -r id pin args; do
@@ -183,7 +191,8 @@ run_cells() {
             [0-9] | [0-5][0-9] | 6[0-2]) set -- taskset "$(printf '%x' $((1 << pin)))" "$@" ;;
             [0-9]*) set -- taskset -c "$pin" "$@" ;;
         esac
-        log_begin "$id"
+        : > "$id.log"
+        log_begin "$id" "$id"
         if [ -n "$cond" ]; then
             # in a subshell of this runner (conditions.sh is sourced); the evidence, written beside while openssl
             # prints, follows its output (one file for every cell, removed with the work dir)
@@ -194,10 +203,15 @@ run_cells() {
             step "$@" >> "$id.log" 2>&1
             rc=$?
         fi
-        log_end "$id"
+        log_end "$id" "$id"
+        move_log "$id"
         echo "done $k $total $id $rc" >> progress
     done < cells.txt
-    [ -n "$cond" ] && conditions_log conditions-after after
+    if [ -n "$cond" ]; then
+        : > conditions-after.log
+        conditions_log conditions-after conditions-after after
+        move_log conditions-after
+    fi
     echo "finished $total" >> progress
 }
 
@@ -222,6 +236,8 @@ SIZES
     # shellcheck disable=SC2086  # log names are the controller's [A-Za-z0-9._-] ids
     [ -n "$moved" ] || return 1
     cat $moved
+    # the last poll of a launch that waited, every log in this output: the work dir goes next, no move first
+    [ "$left" = 1 ] && [ -n "${last_poll:-}" ] && [ "$state" = finished ] && return 1
     # shellcheck disable=SC2086
     mv $moved shipped/
     return "$left"
@@ -281,6 +297,10 @@ forget() {
     read_progress
     set -- logs/*
     [ "$STATE" = finished ] && ! [ -e "$1" ] || return 1
+    remove_work_dir
+}
+
+remove_work_dir() {
     case $PWD in */sslbench.*) ;; *) return 1 ;; esac
     dir=$PWD
     cd / && rm -rf "$dir"
