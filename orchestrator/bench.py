@@ -47,8 +47,10 @@ PROGRESS_WAITS = (10.0, 60.0)
 # took if that was longer: a host left out would be asked that much later anyway, at the cost of one more pass.
 BATCH = 2.0
 FIRST_POLL_MARGIN = 1.0  # after a host's planned cells: the snapshots around them take about this much
-# A matrix this short comes back in its launch's SSH exec (which waits for it) when its task may wait anyway
-WAIT_IN_LAUNCH = 10.0
+# A matrix this short comes back in its launch's SSH exec (which waits for it) when its task may wait anyway:
+# no poll at all (a poll costs the controller about what the launch does). Longer ones are polled, so that the
+# live view shows their cells as they finish.
+WAIT_IN_LAUNCH = 60.0
 # ... and then removes its own work dir, unless the results have less room than this: should writing them fail,
 # what the host shipped must still be on it (the controller removes a work dir only after saving its logs)
 ROOM_TO_FORGET = 64 * 1024 * 1024
