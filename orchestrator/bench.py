@@ -2,11 +2,12 @@
 each decided from what the host said to the one before.
 
 One Ansible task per host carries it through all of them (playbooks/action_plugins/sslbench_step.py): the task
-asks this engine for the host's next step over a Unix socket (orchestrator/hostlink.py), runs it (one SSH exec,
-the script on stdin), reports the output and asks again. So a run of N hosts costs one ansible-playbook and N
-workers, as plain Ansible does, however many steps each host needs. A task waits for its host's next poll (it
-holds its worker) only when no other host can want one: the pass has every unfinished host and they all fit in
---forks; otherwise the task ends after the steps due now, and the host is asked again in a later pass, scheduled
+asks this engine for the host's next step over a Unix socket (orchestrator/hostlink.py), runs it (the script on
+the stdin of the host's `sh -s`: one SSH session for all its steps where the connection allows, else an exec
+each), reports the output and asks again. So a run of N hosts costs one ansible-playbook and N workers, as
+plain Ansible does, however many steps each host needs. A task waits for its host's next poll (it holds its
+worker) only when no other host can want one: the pass has every unfinished host and they all fit in --forks;
+otherwise the task ends after the steps due now, and the host is asked again in a later pass, scheduled
 from its ETA. Site workers cannot reach the socket: their hosts run one step per pass (the script in a file).
 
 When a host is next polled (`Schedule`): at its planned ETA, then from the progress it reported (what is left of
@@ -47,10 +48,10 @@ PROGRESS_WAITS = (10.0, 60.0)
 # took if that was longer: a host left out would be asked that much later anyway, at the cost of one more pass.
 BATCH = 2.0
 FIRST_POLL_MARGIN = 1.0  # after a host's planned cells: the snapshots around them take about this much
-# A matrix this short comes back in its launch's SSH exec (which waits for it) when its task may wait anyway:
-# no poll at all (a poll costs the controller about what the launch does). Longer ones are polled, so that the
-# live view shows their cells as they finish.
-WAIT_IN_LAUNCH = 60.0
+# A matrix this short comes back in its launch's step (which waits for it) when its task may wait anyway: no poll
+# at all. Longer ones are polled, so that the live view shows their cells, and the results keep them, as they
+# finish (a Ctrl-C, a host that dies, a hog mid-run are seen then).
+WAIT_IN_LAUNCH = 10.0
 # ... and then removes its own work dir, unless the results have less room than this: should writing them fail,
 # what the host shipped must still be on it (the controller removes a work dir only after saving its logs)
 ROOM_TO_FORGET = 64 * 1024 * 1024

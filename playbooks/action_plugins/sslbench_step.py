@@ -7,7 +7,9 @@ Two ways, one task per host either way (orchestrator/bench.py decides every step
   step, wait as long as it says, run it, report the output, and so on until it says `end`. One task carries the
   host through detect, install, launch, polls and cleanup, so a run costs one ansible-playbook and one worker per
   host, as plain Ansible does. The controller says `end` early (the host is asked again in a later pass) when
-  other hosts wait for a worker.
+  other hosts wait for a worker. Over plain SSH (or the local connection), without passwords or become, the
+  steps share one `/bin/sh -s` on the host (a Session): each step is written to it once the controller has
+  decided it, so detect and launch, and a short matrix's whole run, cost the host one SSH exec as `raw` does.
 - script=PATH (relative to the playbook; a site worker's run, where the controller's socket is out of reach):
   run that one script and return its output as raw does (stdout, stderr, rc); the controller reads the event.
 """
@@ -15,7 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
+import selectors
 import socket
+import subprocess
 import time
 
 from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
@@ -73,20 +79,135 @@ class ActionModule(ActionBase):
         reader = link.makefile("r", encoding="utf-8")
         report = {"host": task_vars.get("inventory_hostname"),
                   "play_hosts": len(task_vars.get("ansible_play_hosts_all") or ()), "outcome": None}
-        while True:
-            link.sendall(json.dumps(report).encode("utf-8") + b"\n")
-            line = reader.readline()
-            if not line:
-                raise AnsibleActionFail("sslbench_step: the controller closed its socket")
-            answer = json.loads(line)
-            if answer.get("end"):
-                return
-            if answer.get("wait", 0) > 0:
-                time.sleep(answer["wait"])
-            try:
-                out = self._exec(answer["run"].encode("utf-8"))
-                outcome = {"kind": "ok" if out.get("rc") == 0 else "failed", "stdout": out.get("stdout", ""),
-                           "stderr": out.get("stderr", ""), "rc": out.get("rc")}
-            except AnsibleConnectionFailure as exc:  # the controller decides: asked again later, or unreachable
-                outcome = {"kind": "unreachable", "stdout": "", "stderr": str(exc), "rc": None}
-            report = {"host": report["host"], "play_hosts": report["play_hosts"], "outcome": outcome}
+        session = None
+        try:
+            while True:
+                link.sendall(json.dumps(report).encode("utf-8") + b"\n")
+                line = reader.readline()
+                if not line:
+                    raise AnsibleActionFail("sslbench_step: the controller closed its socket")
+                answer = json.loads(line)
+                if answer.get("end"):
+                    return
+                if answer.get("wait", 0) > 0:
+                    if session is not None and answer["wait"] > Session.IDLE_MAX:
+                        session.close()  # not held idle for long: a NAT may drop it meanwhile
+                        session = None
+                    time.sleep(answer["wait"])
+                script = answer["run"].encode("utf-8")
+                out = None
+                if session is None and report["outcome"] is None:  # the host's first step: a session if it can
+                    session = self._session()
+                if session is not None:
+                    out = session.run(script)
+                    if out is None or out["kind"] == "unreachable":  # broken: single execs from now on
+                        session.close()
+                        session = None
+                if out is None:  # (the session never reached the host: Ansible's exec says why, retries)
+                    out = self._single(script)
+                report = {"host": report["host"], "play_hosts": report["play_hosts"], "outcome": out}
+        finally:
+            if session is not None:
+                session.close()
+
+    def _single(self, script):
+        """One step as one SSH exec: its outcome for the controller."""
+        try:
+            out = self._exec(script)
+            return {"kind": "ok" if out.get("rc") == 0 else "failed", "stdout": out.get("stdout", ""),
+                    "stderr": out.get("stderr", ""), "rc": out.get("rc")}
+        except AnsibleConnectionFailure as exc:  # the controller decides: asked again later, or unreachable
+            return {"kind": "unreachable", "stdout": "", "stderr": str(exc), "rc": None}
+
+    def _session(self):
+        """A Session on the host, where the connection allows one (else None: a single exec per step)."""
+        conn, context = self._connection, self._play_context
+        if context.become or getattr(conn, "become", None) is not None or context.password:
+            return None  # a password prompt to answer: Ansible's own exec does that
+        try:
+            if conn.transport in ("local", "ansible.builtin.local"):
+                return Session(["/bin/sh", "-s"])
+            if conn.transport not in ("ssh", "ansible.builtin.ssh") or conn.get_option("password"):
+                return None
+            host = conn.get_option("host") or context.remote_addr
+            return Session(conn._build_command(conn.get_option("ssh_executable"), "ssh", host, "/bin/sh -s"))
+        except Exception:  # noqa: BLE001 - an Ansible whose internals differ: single execs, as before
+            return None
+
+
+class Session:
+    """`/bin/sh -s` on the host, fed one step at a time: each step runs in a subshell (its `exit` ends only the
+    step) with nothing on its stdin, followed by a marker of this session on stdout and on stderr with the step's
+    exit status, so its output, error output and status are known without the exec ending."""
+
+    IDLE_MAX = 120.0  # seconds a session may wait idle for the host's next step
+
+    def __init__(self, argv):
+        self.marker = b"@@sslbench-step-end-" + secrets.token_hex(8).encode()
+        self.status = re.compile(re.escape(self.marker) + rb" (\d+)\r?\n")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     bufsize=0, start_new_session=False)
+        self.spoke = False  # the host's shell has answered once: the connection works
+
+    def run(self, script):
+        """The step's outcome, or None when the session broke before the step's end (nothing from the host at
+        all: the connection never worked, say, and the step is run again as a single exec)."""
+        tail = b"\n) </dev/null\necho \"" + self.marker + b" $?\"\necho " + self.marker + b" >&2\n"
+        try:
+            self.proc.stdin.write(b"(\n" + script.rstrip(b"\n") + tail)
+            self.proc.stdin.flush()
+        except OSError:
+            return None
+        out, err = bytearray(), bytearray()
+        done = {"out": False, "err": False}
+        gone = 0.0
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.proc.stdout, selectors.EVENT_READ, "out")
+            selector.register(self.proc.stderr, selectors.EVENT_READ, "err")
+            while not (done["out"] and done["err"]):
+                for key, _ in selector.select(timeout=1.0):
+                    chunk = os.read(key.fileobj.fileno(), 65536)
+                    buf = out if key.data == "out" else err
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                        if not self.spoke or key.data == "out":
+                            return self._broken(out, err)
+                        done["err"] = True  # an ssh that closed its stderr early: the status is on stdout
+                        continue
+                    buf += chunk
+                    self.spoke = True
+                    if key.data == "out":
+                        done["out"] = done["out"] or self.status.search(out) is not None
+                    else:
+                        done["err"] = done["err"] or self.marker + b"\n" in err
+                if self.proc.poll() is not None:  # the session is over: what is still on its way, then broken
+                    gone = gone or time.monotonic()
+                    if not selector.get_map() or time.monotonic() - gone > 1.0:
+                        return self._broken(out, err)
+        end = self.status.search(out)
+        rc = int(end.group(1))
+        stdout = bytes(out[:end.start()])
+        e_at = err.find(self.marker + b"\n")
+        stderr = bytes(err[:e_at] if e_at >= 0 else err)
+        text = {"stdout": stdout.decode("utf-8", "replace"), "stderr": stderr.decode("utf-8", "replace")}
+        return {"kind": "ok" if rc == 0 else "failed", "rc": rc, **text}
+
+    def _broken(self, out, err):
+        if not out and not self.spoke:
+            return None
+        # the host had answered: the step may have run; the controller decides (asked again, or unreachable)
+        return {"kind": "unreachable", "stdout": bytes(out).decode("utf-8", "replace"), "rc": None,
+                "stderr": bytes(err).decode("utf-8", "replace").strip() or "the SSH session ended mid-step"}
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            stream.close()

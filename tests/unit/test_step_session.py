@@ -1,0 +1,78 @@
+"""playbooks/action_plugins/sslbench_step.py's Session: the steps of one host written one after the other to one
+`sh -s` (as over SSH, here a local shell: dash and BusyBox ash), each step's output, error output and exit status
+read back exactly, whatever the step does (exit, heredocs, no final newline, output larger than a pipe), and a
+session that breaks said so."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+PLUGIN = Path(__file__).resolve().parents[2] / "playbooks" / "action_plugins" / "sslbench_step.py"
+SHELLS = [["/bin/sh", "-s"]] + ([[shutil.which("busybox"), "ash", "-s"]] if shutil.which("busybox") else [])
+
+
+def load_session():
+    spec = importlib.util.spec_from_file_location("sslbench_step", PLUGIN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Session
+
+
+Session = load_session()
+
+
+@pytest.fixture(params=SHELLS, ids=lambda argv: os.path.basename(argv[0]) + "-" + argv[1])
+def session(request):
+    s = Session(request.param)
+    yield s
+    s.close()
+
+
+def test_each_step_gives_its_own_output_error_output_and_status(session):
+    first = session.run(b"echo one; echo oops >&2; exit 3\n")
+    assert first == {"kind": "failed", "rc": 3, "stdout": "one\n", "stderr": "oops\n"}
+    # `exit` ended the step's subshell, not the session: the next step runs in the same shell
+    second = session.run(b"echo two\n")
+    assert second == {"kind": "ok", "rc": 0, "stdout": "two\n", "stderr": ""}
+
+
+def test_a_step_keeps_its_variables_to_itself_and_reads_nothing_of_the_next(session):
+    assert session.run(b"x=1\ncat\necho read-nothing\n")["stdout"] == "read-nothing\n"  # stdin: /dev/null
+    assert session.run(b'echo "x=${x:-unset}"\n')["stdout"] == "x=unset\n"
+
+
+def test_heredocs_no_final_newline_and_output_larger_than_a_pipe(session, tmp_path):
+    script = (f"cat > {tmp_path}/f <<'EOF'\nline with $dollar and `backtick`\nEOF\n"
+              f"cat {tmp_path}/f\nprintf 'no newline'").encode()
+    assert session.run(script)["stdout"] == "line with $dollar and `backtick`\nno newline"
+    big = session.run(b"i=0; while [ $i -lt 3000 ]; do echo line-$i-padding-padding-padding-padding; i=$((i+1)); done\n")
+    assert big["rc"] == 0 and big["stdout"].count("\n") == 3000 and big["stdout"].endswith("line-2999-padding-padding-padding-padding\n")
+
+
+def test_output_that_looks_like_a_marker_is_output(session):
+    out = session.run(b'echo "@@sslbench-step-end-0000000000000000 0"; echo after\n')
+    assert out["stdout"] == "@@sslbench-step-end-0000000000000000 0\nafter\n" and out["rc"] == 0
+
+
+def test_a_session_that_dies_mid_step_says_so_and_one_that_never_started_gives_way():
+    s = Session(["/bin/sh", "-s"])
+    assert s.run(b"echo up\n")["rc"] == 0
+    broken = s.run(b"echo before; kill -9 $$; sleep 5\n")  # the shell the steps are written to ($$), gone
+    s.close()
+    assert broken["kind"] == "unreachable" and broken["stdout"].startswith("before")
+    never = Session(["/bin/sh", "-c", "exit 255"])  # ssh that could not connect: nothing from the host at all
+    assert never.run(b"echo hi\n") is None  # the step is then run as a single exec, with Ansible's own message
+    never.close()
+
+
+def test_close_leaves_no_process(tmp_path):
+    s = Session(["/bin/sh", "-s"])
+    pid = s.proc.pid
+    s.run(b"sleep 0.1 &\n")
+    s.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
