@@ -150,13 +150,14 @@ class Session:
         self.spoke = False  # the host's shell has answered once: the connection works
 
     def run(self, script):
-        """The step's outcome, or None when the session broke before the step's end (nothing from the host at
-        all: the connection never worked, say, and the step is run again as a single exec)."""
+        """The step's outcome; None when the step surely did not run (the session never reached the host, or was
+        gone before the step was written): it is then run as a single exec."""
         tail = b"\n) </dev/null\necho \"" + self.marker + b" $?\"\necho " + self.marker + b" >&2\n"
+        data = memoryview(b"(\n" + script.rstrip(b"\n") + tail)
         try:
-            self.proc.stdin.write(b"(\n" + script.rstrip(b"\n") + tail)
-            self.proc.stdin.flush()
-        except OSError:
+            while data:  # an unbuffered pipe may take part of it
+                data = data[self.proc.stdin.write(data):]
+        except OSError:  # the shell is gone: not even part of the step ran (an unfinished `(` never does)
             return None
         out, err = bytearray(), bytearray()
         done = {"out": False, "err": False}

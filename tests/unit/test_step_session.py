@@ -64,6 +64,12 @@ def test_a_session_that_dies_mid_step_says_so_and_one_that_never_started_gives_w
     broken = s.run(b"echo before; kill -9 $$; sleep 5\n")  # the shell the steps are written to ($$), gone
     s.close()
     assert broken["kind"] == "unreachable" and broken["stdout"].startswith("before")
+    gone = Session(["/bin/sh", "-s"])
+    assert gone.run(b"echo up\n")["rc"] == 0
+    os.kill(gone.proc.pid, 9)  # between two steps: the next is surely not run, so it is run as a single exec
+    gone.proc.wait()
+    assert gone.run(b"echo hi\n") is None
+    gone.close()
     never = Session(["/bin/sh", "-c", "exit 255"])  # ssh that could not connect: nothing from the host at all
     assert never.run(b"echo hi\n") is None  # the step is then run as a single exec, with Ansible's own message
     never.close()
