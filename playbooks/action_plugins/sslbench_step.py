@@ -100,6 +100,9 @@ class ActionModule(ActionBase):
                     session = self._session()
                 if session is not None:
                     out = session.run(script)
+                    if out is None and session.refused:
+                        out = {"kind": "unreachable", "stdout": "", "rc": None,
+                               "stderr": f"Failed to connect to the host via ssh: {session.refused}"}
                     if out is None or out["kind"] == "unreachable":  # broken: single execs from now on
                         session.close()
                         session = None
@@ -146,8 +149,9 @@ class Session:
         self.marker = b"@@sslbench-step-end-" + secrets.token_hex(8).encode()
         self.status = re.compile(re.escape(self.marker) + rb" (\d+)\r?\n")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     bufsize=0, start_new_session=False)
-        self.spoke = False  # the host's shell has answered once: the connection works
+                                     bufsize=0)
+        self.spoke = False  # a step has come back whole: the host's shell is there
+        self.refused = ""  # ssh's words when it could not connect at all
 
     def run(self, script):
         """The step's outcome; None when the step surely did not run (the session never reached the host, or was
@@ -158,7 +162,7 @@ class Session:
             while data:  # an unbuffered pipe may take part of it
                 data = data[self.proc.stdin.write(data):]
         except OSError:  # the shell is gone: not even part of the step ran (an unfinished `(` never does)
-            return None
+            return self._broken(b"", self._stderr_left()) if not self.spoke else None
         out, err = bytearray(), bytearray()
         done = {"out": False, "err": False}
         gone = 0.0
@@ -176,7 +180,6 @@ class Session:
                         done["err"] = True  # an ssh that closed its stderr early: the status is on stdout
                         continue
                     buf += chunk
-                    self.spoke = True
                     if key.data == "out":
                         done["out"] = done["out"] or self.status.search(out) is not None
                     else:
@@ -190,15 +193,33 @@ class Session:
         stdout = bytes(out[:end.start()])
         e_at = err.find(self.marker + b"\n")
         stderr = bytes(err[:e_at] if e_at >= 0 else err)
+        self.spoke = True
         text = {"stdout": stdout.decode("utf-8", "replace"), "stderr": stderr.decode("utf-8", "replace")}
         return {"kind": "ok" if rc == 0 else "failed", "rc": rc, **text}
 
     def _broken(self, out, err):
-        if not out and not self.spoke:
+        if not out and not self.spoke:  # ssh's own complaint at most (refused, no route, a host key): no step ran
+            try:
+                if self.proc.wait(timeout=5) == 255:  # ssh could not connect: said as Ansible says it, not tried twice
+                    self.refused = bytes(err).decode("utf-8", "replace").strip()
+            except subprocess.TimeoutExpired:
+                pass
             return None
         # the host had answered: the step may have run; the controller decides (asked again, or unreachable)
         return {"kind": "unreachable", "stdout": bytes(out).decode("utf-8", "replace"), "rc": None,
                 "stderr": bytes(err).decode("utf-8", "replace").strip() or "the SSH session ended mid-step"}
+
+    def _stderr_left(self):
+        """What ssh still has to say on stderr once the session is over (at most a second of it)."""
+        err = bytearray()
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.proc.stderr, selectors.EVENT_READ)
+            while selector.select(timeout=1.0):
+                chunk = os.read(self.proc.stderr.fileno(), 65536)
+                if not chunk:
+                    break
+                err += chunk
+        return err
 
     def close(self):
         try:

@@ -70,9 +70,15 @@ def test_a_session_that_dies_mid_step_says_so_and_one_that_never_started_gives_w
     gone.proc.wait()
     assert gone.run(b"echo hi\n") is None
     gone.close()
-    never = Session(["/bin/sh", "-c", "exit 255"])  # ssh that could not connect: nothing from the host at all
-    assert never.run(b"echo hi\n") is None  # the step is then run as a single exec, with Ansible's own message
+    never = Session(["/bin/sh", "-c", "echo 'ssh: connect to host 192.0.2.7 port 22: No route to host' >&2; exit 255"])
+    # ssh that could not connect: its complaint, nothing from the host's shell at all
+    assert never.run(b"echo hi\n") is None  # no step ran, and the plugin says why as Ansible does:
+    assert never.refused == "ssh: connect to host 192.0.2.7 port 22: No route to host"
     never.close()
+    gone_at_once = Session(["/bin/sh", "-c", "echo 'Host key verification failed.' >&2; exit 255"])
+    gone_at_once.proc.wait()  # before the step is written: the write fails, ssh's words are read all the same
+    assert gone_at_once.run(b"echo hi\n") is None and gone_at_once.refused == "Host key verification failed."
+    gone_at_once.close()
 
 
 def test_close_leaves_no_process(tmp_path):
