@@ -44,12 +44,22 @@ show() {
     fi
 }
 
-# copy a whole file, or a note (read line by line: no process for the small /proc and /sys files of a snapshot,
-# which a router's slow fork would make the dearest part of it)
+# FILE's lines on stdout, read by the shell and printed by one printf (a builtin in dash and BusyBox ash, and it
+# leaves backslashes alone, which dash's echo does not): no process for a small file
+print_file() {
+    _text=
+    while IFS= read -r _l || [ -n "$_l" ]; do
+        _text="$_text$_l
+"
+    done < "$1" || return 1
+    printf '%s' "$_text"
+}
+
+# copy a whole file, or a note (no process for the small /proc and /sys files of a snapshot, which a router's
+# slow fork would make the dearest part of it)
 dump() {
     if [ -r "$1" ]; then
-        { while IFS= read -r _l || [ -n "$_l" ]; do echo "$_l"; done < "$1"; } 2>/dev/null ||
-            note "unreadable ${1#"$SYSROOT"}"
+        print_file "$1" 2>/dev/null || note "unreadable ${1#"$SYSROOT"}"
     else
         note "no ${1#"$SYSROOT"}${2:+ ($2)}"
     fi

@@ -83,17 +83,6 @@ conditions_log() {
     log_end "$_id" "$_log"
 }
 
-# FILE's lines on stdout by the shell's read and one printf (a builtin in dash and BusyBox ash): no cat
-# process per cell for the evidence, which is our own lines.
-print_file() {
-    _text=
-    while IFS= read -r _l || [ -n "$_l" ]; do
-        _text="$_text$_l
-"
-    done < "$1"
-    printf '%s' "$_text"
-}
-
 launch() {
     # HUP ignored before forking (and so in the runner: an ignored signal stays ignored across exec): a pty the
     # session may have hangs up as soon as this shell exits. Real OpenWrt BusyBox has neither nohup nor setsid:
@@ -198,7 +187,7 @@ run_cells() {
             # prints, follows its output (one file for every cell, removed with the work dir)
             step conditions_main cell evidence.txt -- "$@" >> "$id.log" 2>&1
             rc=$?
-            print_file evidence.txt >> "$id.log" 2>/dev/null
+            print_file evidence.txt >> "$id.log" 2>/dev/null  # (conditions.sh's: no cat per cell)
         else
             step "$@" >> "$id.log" 2>&1
             rc=$?
