@@ -52,7 +52,8 @@ def read_progress(line: str, state: State) -> bool:
     if line.endswith(" error!"):  # `Doing md4 for 1s on 16 size blocks: md4 error!`
         read_error(line, state)
         return False
-    if " ops " in line and (" ops in " in line or " ops for " in line):
+    # 3.2+ says `Doing … ops for`; `… ECDH ops in 0.70s` alone is in every version since 1.0
+    if " ops for " in line or (" ops in " in line and "size blocks" in line):
         state.ops_format = True
     if read_progress_result(line, state):
         return True
