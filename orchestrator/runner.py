@@ -23,6 +23,20 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import ansible_runner  # type: ignore[import-untyped]  # no type information shipped
+import ptyprocess  # type: ignore[import-untyped]  # pexpect's: ansible-runner drives ansible-playbook through it
+
+_pty_init = ptyprocess.PtyProcess.__init__
+
+
+def _pty_init_without_close_delay(self: Any, *args: Any, **kwargs: Any) -> None:
+    """ansible-runner closes ansible-playbook's pty only once pexpect has seen the process end (it loops while the
+    child is alive), so ptyprocess's 0.1-s sleep after close, for "the kernel to update process status", only
+    delays the end of every run (a twentieth of a one-host run). Each instance sets it, hence here."""
+    _pty_init(self, *args, **kwargs)
+    self.delayafterclose = 0
+
+
+ptyprocess.PtyProcess.__init__ = _pty_init_without_close_delay
 
 from orchestrator.errors import UserError
 from orchestrator.workers import Worker, local_limit, worker_limit
