@@ -5,7 +5,9 @@ each with its own /tmp and host key; needs root and `make rig-up` or `rig.py bui
 alternating, `sslbench run` with a one-cell matrix and `ansible all -f N -m raw -a 'openssl speed ...'`, and
 prints per N: wall time, controller CPU (the command and all its children: ansible-playbook, its forks, ssh),
 peak PSS of that process tree, and the ratios sslbench / plain Ansible measured in the same run. The "floor" is
-the cell itself (its -seconds). Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall within 1.2x
+the cell itself (its -seconds). At the largest size, when it is over sslbench's default --forks, both sides run at
+that default too: how a fleet of a thousand would go (plain Ansible in waves of --forks hosts, sslbench launching
+every host and then polling). Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall within 1.2x
 and under floor + 10 s; CPU-seconds per host per benchmark minute <= 0.2 (`--seconds 30` shows the waiting cost).
 
 Run: `make benchmark` or `.venv/bin/python benchmarks/bench_scale.py [--hosts 1,16,64] [--seconds 1] [--rounds 2]`.
@@ -103,16 +105,16 @@ def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, floa
     return {"wall": wall, "cpu": cpu, "pss_mb": peak[0] / 1024}
 
 
-def sslbench(hosts: int, seconds: int, results: Path) -> list[str]:
-    # --forks as plain Ansible's -f: both hold one worker per host at once
-    return [str(BIN / "sslbench"), "run", "-i", str(INVENTORY), "--forks", str(hosts), "--algorithms", ALGORITHM,
+def sslbench(forks: int, seconds: int, results: Path) -> list[str]:
+    # --forks as plain Ansible's -f (one worker per host at once when it is the fleet's size)
+    return [str(BIN / "sslbench"), "run", "-i", str(INVENTORY), "--forks", str(forks), "--algorithms", ALGORITHM,
             "--sizes", str(SIZE), "--threads", "1", "--api", "evp", "--seconds", str(seconds), "--idle-wait", "0",
             "--results", str(results)]
 
 
-def plain_ansible(hosts: int, seconds: int) -> list[str]:
+def plain_ansible(forks: int, seconds: int) -> list[str]:
     cell = f"openssl speed -elapsed -seconds {seconds} -bytes {SIZE} -evp {ALGORITHM}"
-    return [str(BIN / "ansible"), "all", "-i", str(INVENTORY), "-f", str(hosts), "-m", "raw", "-a", cell]
+    return [str(BIN / "ansible"), "all", "-i", str(INVENTORY), "-f", str(forks), "-m", "raw", "-a", cell]
 
 
 def main() -> int:
@@ -153,21 +155,26 @@ def main() -> int:
                 for side, m in long.items():
                     print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
                           f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}   (-seconds {args.long})")
-                ratios.append((hosts, long["sslbench"]["cpu"] / long["ansible"]["cpu"],
+                ratios.append((f"{hosts}, {args.long} s", long["sslbench"]["cpu"] / long["ansible"]["cpu"],
                                long["sslbench"]["wall"] / long["ansible"]["wall"], long["sslbench"]["wall"] - args.long))
-            if hosts == max(sizes) and hosts > DEFAULT_FORKS:  # how a fleet larger than --forks goes: in passes
-                with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-                    cmd = sslbench(hosts, args.seconds, Path(tmp) / "f")
-                    del cmd[cmd.index("--forks"):cmd.index("--forks") + 2]
-                    m = measure(cmd, env)
-                print(f"{hosts:>5} {'sslbench':<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
-                      f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}   (default --forks {DEFAULT_FORKS}: "
-                      "launched, then polled in passes)")
+            if hosts == max(sizes) and hosts > DEFAULT_FORKS:
+                # how a fleet larger than --forks goes (a thousand boards would): both sides at the default forks,
+                # plain Ansible in waves, sslbench launching every host and polling in passes
+                for seconds in sorted({args.seconds, args.long} - {0}):
+                    forked = compare(hosts, seconds, 1, env, forks=DEFAULT_FORKS)
+                    for side, m in forked.items():
+                        print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
+                              f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}   (-seconds {seconds}, "
+                              f"forks {DEFAULT_FORKS})")
+                    s, a = forked["sslbench"], forked["ansible"]
+                    ratios.append((f"{hosts}, -f {DEFAULT_FORKS}, {seconds} s", s["cpu"] / a["cpu"],
+                                   s["wall"] / a["wall"], s["wall"] - seconds))
     finally:
         subprocess.run([sys.executable, str(SCALE), "down"], stdout=subprocess.DEVNULL)
-    print("\nhosts  CPU sslbench/ansible (target <= 1.5)  wall sslbench/ansible (<= 1.2)  wall - floor s (<= 10)")
+    print("\n               hosts  CPU sslbench/ansible (target <= 1.5)  wall sslbench/ansible (<= 1.2)  "
+          "wall - floor s (<= 10)")
     for hosts, cpu_ratio, wall_ratio, over_floor in ratios:
-        print(f"{hosts:>5}  {cpu_ratio:>35.2f}  {wall_ratio:>29.2f}  {over_floor:>22.1f}")
+        print(f"{hosts:>20}  {cpu_ratio:>35.2f}  {wall_ratio:>29.2f}  {over_floor:>22.1f}")
     if waiting:
         print(f"\nwhile cells run ({args.seconds} s -> {args.long} s cells, {max(sizes)} hosts): CPU-s per host per "
               f"benchmark minute: sslbench {waiting['sslbench']:.3f} (target <= 0.2), plain Ansible "
@@ -175,13 +182,14 @@ def main() -> int:
     return 0
 
 
-def compare(hosts: int, seconds: int, rounds: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Median wall, CPU and peak PSS of each side over `rounds` alternating runs."""
+def compare(hosts: int, seconds: int, rounds: int, env: dict[str, str],
+            forks: int | None = None) -> dict[str, dict[str, float]]:
+    """Median wall, CPU and peak PSS of each side over `rounds` alternating runs (forks: the fleet's size)."""
     runs: dict[str, list[dict[str, float]]] = {"sslbench": [], "ansible": []}
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for r in range(rounds):
-            runs["sslbench"].append(measure(sslbench(hosts, seconds, Path(tmp) / f"r{r}"), env))
-            runs["ansible"].append(measure(plain_ansible(hosts, seconds), env))
+            runs["sslbench"].append(measure(sslbench(forks or hosts, seconds, Path(tmp) / f"r{r}"), env))
+            runs["ansible"].append(measure(plain_ansible(forks or hosts, seconds), env))
     return {side: {k: statistics.median(m[k] for m in ms) for k in ms[0]} for side, ms in runs.items()}
 
 
