@@ -7,8 +7,10 @@ the stdin of the host's `sh -s`: one SSH session for all its steps where the con
 each), reports the output and asks again. So a run of N hosts costs one ansible-playbook and N workers, as
 plain Ansible does, however many steps each host needs. A task waits for its host's next poll (it holds its
 worker) only when no other host can want one: the pass has every unfinished host and they all fit in --forks;
-otherwise the task ends after the steps due now, and the host is asked again in a later pass, scheduled
-from its ETA. Site workers cannot reach the socket: their hosts run one step per pass (the script in a file).
+otherwise the task ends after the steps due now, and the host is asked again when due, scheduled from its ETA:
+from here, with the command line of the session its task ran (Ansible's ssh line, its master connection still
+open: hostlink.exec_step, --forks hosts at once), else, or once that fails, in a later pass of Ansible. Site
+workers cannot reach the socket: their hosts run one step per pass (the script in a file).
 
 When a host is next polled (`Schedule`): at its planned ETA, then from the progress it reported (what is left of
 the cell it runs and of the cells after it), never sooner than MIN_WAIT nor later than its progress_wait (so
@@ -27,10 +29,12 @@ import shutil
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from orchestrator import platforms, store
+from orchestrator import hostlink, platforms, store
 from orchestrator.errors import UserError
 from orchestrator.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
                                 died_reason, fail, no_hosts_reason, one_line, plan_for, provisioning_decision)
@@ -176,6 +180,7 @@ class HostFlow:
     shipped: bool = False  # its step went as a file in this pass (a site worker's host, or the first pass's detect)
     in_flight: bool = False  # a step was handed out whose outcome has not come back
     heard: bool = False  # an outcome came back in this pass
+    direct: list[str] | None = None  # its session's command line (hostlink.exec_step): polled without Ansible
 
 
 @dataclass
@@ -192,6 +197,7 @@ class Engine:
     bench: bool = True
     flows: dict[str, HostFlow] = field(default_factory=dict)
     plans: dict[str, tuple[HostState, HostPlan]] = field(default_factory=dict)
+    exec_step: Callable[[list[str], str, Callable[[], bool]], Outcome] = hostlink.exec_step
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()  # the socket's threads, ansible-runner's events and the view's ticker
@@ -220,7 +226,12 @@ class Engine:
                 horizon = max(min(waiting), time.monotonic()) + max(BATCH, min(last_pass, PROGRESS_WAITS[0]))
                 due = sorted(n for n, f in self.flows.items() if f.step and f.step.due <= horizon)
                 began = time.monotonic()
-                self._pass(due, horizon)
+                direct = [n for n in due if self.flows[n].direct]
+                if direct:
+                    self._steps_here(direct, horizon)
+                rest = [n for n in due if not self.flows[n].direct]
+                if rest or not direct:
+                    self._pass(rest, horizon)
                 last_pass = time.monotonic() - began
         finally:
             link.close()
@@ -281,6 +292,35 @@ class Engine:
                     self._guarded_report(flow, Outcome(kind="unreachable", stderr=NO_ANSWER))
         return status
 
+    def _steps_here(self, hosts: list[str], horizon: float) -> None:
+        """The steps of launched hosts due by `horizon` (polls, forgets), run from here over the command line of
+        each host's session, its SSH master still open: an ansible-playbook pass would cost each host a worker and
+        Ansible's task, which is what a poll costs plain Ansible too. --forks of them at once."""
+        with ThreadPoolExecutor(max_workers=min(len(hosts), self.driver.forks or DEFAULT_FORKS)) as pool:
+            for _ in pool.map(lambda name: self._steps_of(self.flows[name], horizon), hosts):
+                pass
+
+    def _steps_of(self, flow: HostFlow, horizon: float) -> None:
+        while not self.interrupt.requested:
+            with self._lock:
+                step, argv = flow.step, flow.direct
+            if step is None or argv is None:
+                return
+            wait = step.due - time.monotonic()
+            if wait > 0:
+                if step.due > horizon or wait > BATCH:
+                    return  # a later round's
+                time.sleep(wait)
+                continue
+            with self._lock:
+                flow.launched = flow.launched or step.task == LAUNCH
+            outcome = self.exec_step(argv, step.script, lambda: self.interrupt.requested)
+            with self._lock:
+                if outcome.kind == "unreachable":  # asked through Ansible from now on (its ssh, its retries)
+                    flow.direct = None
+                if flow.step is step:
+                    self._guarded_report(flow, outcome)
+
     def _ship(self, label: str, script: str) -> str:
         """A step's script as a file of the run's project dir (it travels to site workers), relative to it."""
         path = self.driver.shipped_dir / f"step-{store.safe_name(label)}.sh"
@@ -297,12 +337,13 @@ class Engine:
 
     # --- what the hosts say --------------------------------------------------------------------------------
 
-    def _answer(self, host: str, play_hosts: int, outcome: Outcome | None) -> str | None:
+    def _answer(self, host: str, play_hosts: int, outcome: Outcome | None, direct: list[str] | None) -> str | None:
         """The socket's question: the host's next step, once it is due (None: the task ends)."""
         with self._lock:
             self.collector.view.expected = max(self.collector.view.expected, play_hosts)
             self._play_hosts = max(self._play_hosts, play_hosts)
             flow = self._flow(host)
+            flow.direct = direct
             if outcome is None:
                 flow.linked = True
             elif flow.in_flight:

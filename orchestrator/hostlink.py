@@ -8,8 +8,12 @@ moment its next step is due. The socket lives in the run's private dir (mode 070
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socketserver
+import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -25,9 +29,10 @@ class Outcome:
     rc: int | None = None
 
 
-# (host, how many hosts its play has, the outcome of the step it ran, or None at first) -> the script to run next,
-# or None for `end`
-Answer = Callable[[str, int, Outcome | None], str | None]
+# (host, how many hosts its play has, the outcome of the step it ran, or None at first, the command line of its
+# session once one has run a step) -> the script to run next, or None for `end`
+Answer = Callable[[str, int, Outcome | None, list[str] | None], str | None]
+DIRECT_TIMEOUT = 600.0  # seconds a step run over a host's session command line may take before it counts as lost
 
 
 def _text(value: object) -> str:
@@ -37,7 +42,7 @@ def _text(value: object) -> str:
     return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\r\n", "\n")
 
 
-def read_report(line: str) -> tuple[str, int, Outcome | None]:
+def read_report(line: str) -> tuple[str, int, Outcome | None, list[str] | None]:
     report = json.loads(line)
     raw = report.get("outcome")
     outcome = None
@@ -45,7 +50,43 @@ def read_report(line: str) -> tuple[str, int, Outcome | None]:
         rc = raw.get("rc")
         outcome = Outcome(kind=str(raw.get("kind")), stdout=_text(raw.get("stdout")), stderr=_text(raw.get("stderr")),
                           rc=rc if isinstance(rc, int) else None)
-    return str(report.get("host") or ""), int(report.get("play_hosts") or 0), outcome
+    direct = report.get("direct")
+    if not (isinstance(direct, list) and direct and all(isinstance(word, str) for word in direct)):
+        direct = None
+    return str(report.get("host") or ""), int(report.get("play_hosts") or 0), outcome, direct
+
+
+def exec_step(argv: list[str], script: str, stop: Callable[[], bool]) -> Outcome:
+    """One step on a host without Ansible: `argv` is the command line Ansible's ssh plugin built for the host's
+    session (`ssh … host /bin/sh -s`, its options and master connection included; or `/bin/sh -s` for the local
+    connection), the script on its stdin, as the task runs it. ssh's 255, a timeout or `stop()` (Ctrl-C) make it
+    "unreachable", as Ansible would say it: the engine then asks the host through Ansible again."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)  # Ctrl-C is the engine's to act on, not this ssh's
+    except OSError as exc:
+        return Outcome("unreachable", stderr=f"cannot run {argv[0]}: {exc.strerror or exc}")
+    began = time.monotonic()
+    data: bytes | None = script.encode("utf-8")
+    while True:
+        try:
+            out, err = proc.communicate(data, timeout=1.0)
+            break
+        except subprocess.TimeoutExpired:
+            data = None  # (written already: communicate keeps reading)
+            if stop() or time.monotonic() - began > DIRECT_TIMEOUT:
+                os.killpg(proc.pid, signal.SIGKILL)  # its children too, which hold its output open
+                try:
+                    out, err = proc.communicate(timeout=5)
+                except subprocess.TimeoutExpired:  # (one that left the group: its output is not waited for)
+                    out, err = b"", b""
+                return Outcome("unreachable", stdout=_text(out.decode("utf-8", "surrogateescape")),
+                               stderr="stopped" if stop() else f"no answer in {DIRECT_TIMEOUT:.0f} s")
+    stdout, stderr = _text(out.decode("utf-8", "surrogateescape")), _text(err.decode("utf-8", "surrogateescape"))
+    if proc.returncode == 255 and Path(argv[0]).name != "sh":  # ssh's own failure, as Ansible's ssh plugin reads it
+        return Outcome("unreachable", stdout=stdout,
+                       stderr=f"Failed to connect to the host via ssh: {stderr.strip()}")
+    return Outcome("ok" if proc.returncode == 0 else "failed", stdout=stdout, stderr=stderr, rc=proc.returncode)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
@@ -63,10 +104,10 @@ class HostLink:
             def handle(self) -> None:
                 for line in self.rfile:
                     try:
-                        host, play_hosts, outcome = read_report(line.decode("utf-8", "replace"))
+                        host, play_hosts, outcome, direct = read_report(line.decode("utf-8", "replace"))
                     except (ValueError, TypeError, AttributeError):
                         return  # not our plugin speaking: drop the connection
-                    script = answer(host, play_hosts, outcome)
+                    script = answer(host, play_hosts, outcome, direct)
                     reply = {"end": True} if script is None else {"run": script}
                     try:
                         self.wfile.write(json.dumps(reply).encode("utf-8") + b"\n")

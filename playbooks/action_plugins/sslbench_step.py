@@ -12,6 +12,8 @@ Two ways, one task per host either way (orchestrator/bench.py decides every step
   decided it, so detect and launch, and a short matrix's whole run, cost the host one SSH exec as `raw` does.
 - script=PATH (relative to the playbook; a site worker's run, where the controller's socket is out of reach):
   run that one script and return its output as raw does (stdout, stderr, rc); the controller reads the event.
+A session's command line (Ansible's own, for this host) goes back to the controller with each step's report, so
+that a host whose task ended after its launch (more hosts than --forks) can be polled without a pass of Ansible.
 """
 from __future__ import annotations
 
@@ -108,7 +110,10 @@ class ActionModule(ActionBase):
                         session = None
                 if out is None:  # (the session never reached the host: Ansible's exec says why, retries)
                     out = self._single(script)
-                report = {"host": report["host"], "play_hosts": report["play_hosts"], "outcome": out}
+                report = {"host": report["host"], "play_hosts": report["play_hosts"], "outcome": out,
+                          # the session's command line, once it has carried a step: the controller may run the
+                          # host's later steps (polls) with it, over the same SSH master, without a pass of Ansible
+                          "direct": session.argv if session is not None else None}
         finally:
             if session is not None:
                 session.close()
@@ -146,6 +151,7 @@ class Session:
     IDLE_MAX = 120.0  # seconds a session may wait idle for the host's next step
 
     def __init__(self, argv):
+        self.argv = [os.fsdecode(word) for word in argv]  # (Ansible's ssh plugin builds it of bytes)
         self.marker = b"@@sslbench-step-end-" + secrets.token_hex(8).encode()
         self.status = re.compile(re.escape(self.marker) + rb" (\d+)\r?\n")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

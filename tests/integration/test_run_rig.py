@@ -96,14 +96,17 @@ def test_whole_fleet_end_to_end(rig_inventory, rig_hosts, testinfra_host, tmp_pa
     assert by_host["ddwrt2"].status == HOST_OK  # reached through jump1 only
 
 
-def test_host_whose_ssh_server_dies_mid_run(rig_inventory, rig_hosts, rig_control, tmp_path):
+# within --forks each host's task polls it in its session; beyond, the controller polls over the session's command
+# line, and once that fails asks the host through Ansible passes
+@pytest.mark.parametrize("forks", [[], ["--forks", "1"]], ids=["in-its-task", "beyond-forks"])
+def test_host_whose_ssh_server_dies_mid_run(rig_inventory, rig_hosts, rig_control, tmp_path, forks):
     victim = of_family(rig_hosts, "raspbian")
     other = of_family(rig_hosts, "ddwrt")
     results = tmp_path / "results"
     # 6 cells of 5 s: polled every 10 s (a quarter of the matrix, at least 10 s), so cells come back mid-run
     proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", f"{victim},{other}",
                              "--algorithms", "sha256,sha512,sha1,md5,aes-128-cbc,aes-256-cbc", "--sizes", "1024",
-                             "--threads", "1", "--api", "evp", "--seconds", "5", "--idle-wait", "0", "--results", str(results)],
+                             "--threads", "1", "--api", "evp", "--seconds", "5", "--idle-wait", "0", "--results", str(results), *forks],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300

@@ -90,7 +90,8 @@ class FakeDriver:
     after the other; every call is recorded (which hosts, which extra vars)."""
 
     def __init__(self, tmp_path: Path, hosts: dict[str, Host], *, forks: int | None = None,
-                 last_stdout: str = "", status: str = "successful") -> None:
+                 last_stdout: str = "", status: str = "successful", direct: bool = False,
+                 direct_refused: int = 0) -> None:
         self.private_dir = tmp_path / "private"
         self.project_dir = self.private_dir / "project"
         self.shipped_dir = self.project_dir / "shipped"
@@ -103,6 +104,10 @@ class FakeDriver:
         self.calls: list[tuple[str, list[str]]] = []  # (playbook, hosts)
         self.extravars: list[dict] = []  # each call's
         self.steps: dict[str, list[str]] = {name: [] for name in hosts}  # the step kinds each host ran
+        # the hosts' tasks say their session's command line (sslbench_step over plain SSH); the engine's steps run
+        # with it come to exec_step, the first `direct_refused` of each host as ssh that could not connect
+        self.direct, self.direct_refused = direct, direct_refused
+        self.direct_steps: dict[str, list[str]] = {name: [] for name in hosts}
 
     def play(self, *, extravars=None, on_event=None, hosts=None, playbook="sslbench.yml", tags=None,
              cancellable=True) -> str:
@@ -124,7 +129,8 @@ class FakeDriver:
             reader = link.makefile("r")
             outcome = None
             while True:
-                report = {"host": name, "play_hosts": play_hosts, "outcome": outcome}
+                report = {"host": name, "play_hosts": play_hosts, "outcome": outcome,
+                          "direct": ["ssh", name, "/bin/sh -s"] if self.direct and outcome else None}
                 link.sendall(json.dumps(report).encode() + b"\n")
                 answer = json.loads(reader.readline())
                 if answer.get("end"):
@@ -133,3 +139,13 @@ class FakeDriver:
                 self.steps[name].append(kind)
                 out = self.hosts[name](kind, answer["run"])
                 outcome = {"kind": out.kind, "stdout": out.stdout, "stderr": out.stderr, "rc": out.rc}
+
+    def exec_step(self, argv: list[str], script: str, stop: Callable[[], bool]) -> Outcome:
+        """hostlink.exec_step, for these hosts: argv names the host."""
+        name, kind = argv[1], step_kind(script)
+        self.direct_steps[name].append(kind)
+        if self.direct_refused:
+            self.direct_refused -= 1
+            return Outcome("unreachable", stderr="Failed to connect to the host via ssh: Connection refused")
+        self.steps[name].append(kind)
+        return self.hosts[name](kind, script)

@@ -148,6 +148,8 @@ def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, **driver_kw):
     request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=[1024], threads=[1], apis=["evp"], seconds=1)
     engine = bench.Engine(driver, collector, PlanOptions(request=request, idle_wait=0), Interrupt(),
                           bench=bench_on)
+    if driver.direct:
+        engine.exec_step = driver.exec_step
     return engine, driver, collector
 
 
@@ -175,6 +177,36 @@ def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_la
     engine.run()
     assert len(driver.calls) >= 2 and driver.calls[0] == ("sslbench.yml", ["r0", "r1", "r2"])
     assert all(steps == ["detect", "launch", "poll", "forget"] for steps in driver.steps.values())
+    assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
+
+
+def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_another_pass(tmp_path, monkeypatch):
+    """A thousand boards through 50 forks: each host's later steps run from the controller with the SSH command
+    line its task's session used, not in another ansible-playbook pass (a worker and a task per host each time)."""
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {f"r{i}": router(finished_after=2) for i in range(3)}, forks=2,
+                                           direct=True)
+    engine.run()
+    assert driver.calls == [("sslbench.yml", ["r0", "r1", "r2"])]  # the first pass only, and no cleanup
+    assert all(steps == ["detect", "launch", "poll", "poll", "forget"] for steps in driver.steps.values())
+    assert all(steps == ["poll", "poll", "forget"] for steps in driver.direct_steps.values())
+    assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
+
+
+def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp_path, monkeypatch):
+    """ssh that cannot connect with the session's command line (its master gone, an agent of Ansible's gone with
+    its pass): the host's next try goes through Ansible (its ssh, its retries), and the host is not lost."""
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {"r0": router(), "r1": router()}, forks=1, direct=True,
+                                           direct_refused=1)
+    engine.run()
+    assert len(driver.calls) == 2 and driver.calls[1][1] == ["r0"]  # r0's poll again, through a pass
+    assert driver.direct_steps == {"r0": ["poll"], "r1": ["poll", "forget"]}
+    assert driver.steps["r0"] == ["detect", "launch", "poll", "forget"]
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
