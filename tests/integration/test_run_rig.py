@@ -200,22 +200,27 @@ def run_processes_in(root: Path, run_id: str) -> list[str]:
     return found
 
 
-def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testinfra_host, tmp_path):
+# in its task's session, and beyond --forks (another host with it, --forks 1): polled from the controller
+@pytest.mark.parametrize("beyond_forks", [False, True], ids=["in-its-task", "beyond-forks"])
+def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testinfra_host, tmp_path, beyond_forks):
     sys.path.insert(0, str(Path(rig_inventory).parent))
     import rig as riglib  # where the host's root file system is, to look at its processes from outside
 
     victim = of_family(rig_hosts, "openwrt")
     root = riglib.host_root(riglib.HOSTS_BY_NAME[victim])
     results = tmp_path / "results"
-    proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", victim,
+    hosts = f"{victim},{of_family(rig_hosts, 'ddwrt')}" if beyond_forks else victim
+    proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", hosts,
                              "--algorithms", "sha256,sha512,sha1,md5", "--threads", "1,all", "--api", "evp",
-                             "--seconds", "2", "--idle-wait", "0", "--results", str(results)],
+                             "--seconds", "2", "--idle-wait", "0", "--results", str(results),
+                             *(["--forks", "1"] if beyond_forks else [])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300
-        while time.time() < deadline and not list(results.glob("*/*/001-*.log")):
+        first = f"*/{store.safe_name(victim)}/001-*.log"
+        while time.time() < deadline and not list(results.glob(first)):
             time.sleep(0.3)
-        assert list(results.glob("*/*/001-*.log")), "the first cell never came back"
+        assert list(results.glob(first)), "the first cell never came back"
         run_id = store.list_runs(results)[0].name
         # the next cell's openssl: between two cells the runner writes a log and a snapshot first, and a poll may
         # bring the first cell back in that moment
@@ -232,7 +237,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
     time.sleep(1)
     assert run_processes_in(root, run_id) == []  # no orphan openssl (or runner) burning the router's CPU
     _, run = load_only_run(results)
-    [host] = run.hosts
+    host = next(h for h in run.hosts if h.host == victim)
     assert "interrupted" in host.reason and any(m.status == OK for m in host.measurements)
     assert not exists_on(testinfra_host(victim), work_dir(run.run_id, victim))
 
