@@ -130,6 +130,33 @@ def test_host_whose_ssh_server_dies_mid_run(rig_inventory, rig_hosts, rig_contro
     assert victim in err  # reported at the end
 
 
+def test_ssh_masters_that_die_mid_run_lose_no_host_beyond_forks(rig_inventory, rig_hosts, tmp_path):
+    """Hosts beyond --forks are polled over their session's command line, through the SSH master connection
+    Ansible opened. Masters die (ControlPersist runs out between polls 60 s apart, a NAT drops them): the next poll
+    connects anew, or goes through Ansible again, and no host or cell is lost."""
+    hosts = [of_family(rig_hosts, "openwrt"), of_family(rig_hosts, "ddwrt")]
+    results = tmp_path / "results"
+    proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", ",".join(hosts), "--forks", "1",
+                             "--algorithms", "sha256,sha512,sha1,md5", "--sizes", "1024", "--threads", "1",
+                             "--api", "evp", "--seconds", "3", "--idle-wait", "0", "--results", str(results)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 300
+        first = f"*/{store.safe_name(hosts[0])}/001-*.log"
+        while time.time() < deadline and not list(results.glob(first)):
+            time.sleep(0.3)
+        assert list(results.glob(first)), "the first cell never came back"
+        masters = subprocess.run(["pkill", "-f", r"^ssh: .*/sslbench-runner-[^/]*/cp/.* \[mux\]"])
+        assert masters.returncode == 0, "no SSH master connection of the run to stop"
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    _, run = load_only_run(results)
+    assert [(h.status, len([m for m in h.measurements if m.status == OK])) for h in run.hosts] == [(HOST_OK, 4)] * 2
+
+
 def test_opkg_update_without_feed_fails_that_host_only(rig_inventory, rig_hosts, rig_control, tmp_path):
     openwrt = of_family(rig_hosts, "openwrt")
     other = of_family(rig_hosts, "ddwrt")
