@@ -41,6 +41,15 @@ def load_only_run(results: Path):
     return runs[0], store.load_run(runs[0])
 
 
+def wait_for_first_cell(results: Path, host: str) -> None:
+    """Until the host's first cell log is stored (at most 5 minutes)."""
+    first = f"*/{store.safe_name(host)}/001-*.log"
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(results.glob(first)):
+        time.sleep(0.3)
+    assert list(results.glob(first)), "the first cell never came back"
+
+
 def of_family(rig_hosts, family):
     names = [name for name, h in rig_hosts.items() if h["family"] == family]
     if not names:
@@ -141,11 +150,7 @@ def test_ssh_masters_that_die_mid_run_lose_no_host_beyond_forks(rig_inventory, r
                              "--api", "evp", "--seconds", "3", "--idle-wait", "0", "--results", str(results)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 300
-        first = f"*/{store.safe_name(hosts[0])}/001-*.log"
-        while time.time() < deadline and not list(results.glob(first)):
-            time.sleep(0.3)
-        assert list(results.glob(first)), "the first cell never came back"
+        wait_for_first_cell(results, hosts[0])
         masters = subprocess.run(["pkill", "-f", r"^ssh: .*/sslbench-runner-[^/]*/cp/.* \[mux\]"])
         assert masters.returncode == 0, "no SSH master connection of the run to stop"
         out, err = proc.communicate(timeout=300)
@@ -243,11 +248,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
                              *(["--forks", "1"] if beyond_forks else [])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 300
-        first = f"*/{store.safe_name(victim)}/001-*.log"
-        while time.time() < deadline and not list(results.glob(first)):
-            time.sleep(0.3)
-        assert list(results.glob(first)), "the first cell never came back"
+        wait_for_first_cell(results, victim)
         run_id = store.list_runs(results)[0].name
         # the next cell's openssl: between two cells the runner writes a log and a snapshot first, and a poll may
         # bring the first cell back in that moment
