@@ -205,6 +205,22 @@ def test_vcgencmd_get_throttled_is_recorded(shell, tmp_path):
     assert snap["throttled"] == 0x50005
 
 
+@pytest.mark.skipif(not Path("/proc/crypto").is_file(), reason="no /proc/crypto on this machine")
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_this_kernels_proc_crypto_keeps_every_cipher_entry_and_its_driver(shell, tmp_path):
+    # the kernel's own /proc/crypto (copied: the script reads it under SYSROOT), printed whole by the script
+    real = Path("/proc/crypto").read_text()
+    root = make_sysroot(tmp_path / "here", {"crypto": real})
+    snap = parse_conditions(run_script(shell, root, "snapshot", "here").stdout)
+    blocks = [dict((k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in block.splitlines()))
+              for block in real.split("\n\n") if block.strip()]
+    wanted = [b for b in blocks if any(word in b["name"] for word in ("aes", "gcm", "sha", "chacha", "poly1305",
+                                                                      "ghash"))]
+    assert wanted, "this kernel lists no AES/SHA entry: nothing to check"
+    assert [(c["name"], c["driver"], c["priority"], c["type"]) for c in snap["crypto"]] == \
+        [(b["name"], b["driver"], int(b["priority"]), b["type"]) for b in wanted]
+    assert len(wanted) < len(blocks)  # the others (crc32c, lzo, rng...) are left out
+
 @pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
 def test_quick_snapshot_keeps_only_what_changes(shell, tmp_path):
     root = make_sysroot(tmp_path / "rk", RK3576)
