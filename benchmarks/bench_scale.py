@@ -7,7 +7,9 @@ prints per N: wall time, controller CPU (the command and all its children: ansib
 peak PSS of that process tree, and the ratios sslbench / plain Ansible measured in the same run. The "floor" is
 the cell itself (its -seconds). At the largest size, when it is over sslbench's default --forks, both sides run at
 that default too: how a fleet of a thousand would go (plain Ansible in waves of --forks hosts, sslbench launching
-every host and then polling). Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall within 1.2x
+every host and then polling). "last cell" is when the last host's cell started, seconds after the command: on
+this rig the hosts share the controller's cores, so a fleet's wall time is mostly the wait for that last start,
+slowed by the cells already running. Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall within 1.2x
 and under floor + 10 s; CPU-seconds per host per benchmark minute <= 0.2 (`--seconds 30` shows the waiting cost).
 
 Run: `make benchmark` or `.venv/bin/python benchmarks/bench_scale.py [--hosts 1,16,64] [--seconds 1] [--rounds 2]`.
@@ -24,6 +26,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from orchestrator.runner import DEFAULT_FORKS  # noqa: E402  (sslbench's: a fleet larger is run in passes)
@@ -79,13 +82,21 @@ def end_ssh_masters() -> None:
                 pass
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
-    """Wall seconds, CPU seconds of the command's whole process tree, peak PSS (MB) sampled every 0.5 s."""
+def uptime() -> float:
+    """The clock the hosts' cells are stamped with (they share this machine's kernel)."""
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None,
+            cell_starts: Callable[[str], list[float]] = lambda out: []) -> dict[str, float]:
+    """Wall seconds, CPU seconds of the command's whole process tree, peak PSS (MB) sampled every 0.5 s, and when
+    the last host's cell started (seconds after the command did; cell_starts reads the hosts' uptimes from what the
+    command printed or stored): a fleet's wall time is mostly how long the last host waits for its cell."""
     end_ssh_masters()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     existing = {int(p.name) for p in Path("/proc").glob("[0-9]*")}
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    start, start_uptime = time.monotonic(), uptime()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak = [0]
 
     def sample() -> None:
@@ -95,14 +106,16 @@ def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, floa
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    _, err = proc.communicate()
+    out, err = proc.communicate()
     wall = time.monotonic() - start
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0,):
         sys.exit(f"{' '.join(cmd[:3])} ... failed ({proc.returncode}): {err[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "pss_mb": peak[0] / 1024}
+    starts = cell_starts(out)
+    return {"wall": wall, "cpu": cpu, "pss_mb": peak[0] / 1024,
+            "last_cell": max(starts) - start_uptime if starts else float("nan")}
 
 
 def sslbench(forks: int, seconds: int, results: Path) -> list[str]:
@@ -113,8 +126,22 @@ def sslbench(forks: int, seconds: int, results: Path) -> list[str]:
 
 
 def plain_ansible(forks: int, seconds: int) -> list[str]:
-    cell = f"openssl speed -elapsed -seconds {seconds} -bytes {SIZE} -evp {ALGORITHM}"
+    # the cell's start stamped by the shell's own read and echo: no process more than the cell itself
+    cell = (f"read up _ < /proc/uptime; echo cell-start $up; "
+            f"openssl speed -elapsed -seconds {seconds} -bytes {SIZE} -evp {ALGORITHM}")
     return [str(BIN / "ansible"), "all", "-i", str(INVENTORY), "-f", str(forks), "-m", "raw", "-a", cell]
+
+
+def plain_cell_starts(out: str) -> list[float]:
+    return [float(line.split()[1]) for line in out.splitlines() if line.startswith("cell-start ")]
+
+
+def sslbench_cell_starts(results: Path) -> Callable[[str], list[float]]:
+    """Each cell's start as its evidence recorded it (conditions.sh: `uptime_before`), from the stored raw logs."""
+    def read(_out: str) -> list[float]:
+        return [float(line.split()[1]) for log in results.glob("*/*/0*.log")
+                for line in log.read_text(errors="replace").splitlines() if line.startswith("uptime_before ")]
+    return read
 
 
 def main() -> int:
@@ -135,7 +162,8 @@ def main() -> int:
         return reliability(args, env)
     print(f"# one cell ({ALGORITHM} {SIZE} B, -seconds {args.seconds}) per host; median of {args.rounds} alternating "
           f"runs; controller = the command and all its children, and the ssh masters it leaves\n")
-    print(f"{'hosts':>5} {'side':<8} {'wall s':>7} {'CPU s':>7} {'PSS MB':>7} {'CPU/host':>8} {'PSS/host':>8}")
+    print(f"{'hosts':>5} {'side':<8} {'wall s':>7} {'CPU s':>7} {'PSS MB':>7} {'CPU/host':>8} {'PSS/host':>8} "
+          f"{'last cell s':>11}")
     ratios = []
     sizes = [int(h) for h in args.hosts.split(",")]
     waiting = None
@@ -145,7 +173,7 @@ def main() -> int:
             med = compare(hosts, args.seconds, args.rounds, env)
             for side, m in med.items():
                 print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
-                      f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}")
+                      f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f} {m['last_cell']:>11.1f}")
             s, a = med["sslbench"], med["ansible"]
             ratios.append((hosts, s["cpu"] / a["cpu"], s["wall"] / a["wall"], s["wall"] - args.seconds))
             if hosts == max(sizes) and args.long > args.seconds:
@@ -154,7 +182,8 @@ def main() -> int:
                 waiting = {side: (long[side]["cpu"] - med[side]["cpu"]) / hosts / minutes for side in med}
                 for side, m in long.items():
                     print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
-                          f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}   (-seconds {args.long})")
+                          f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f} {m['last_cell']:>11.1f}   "
+                          f"(-seconds {args.long})")
                 ratios.append((f"{hosts}, {args.long} s", long["sslbench"]["cpu"] / long["ansible"]["cpu"],
                                long["sslbench"]["wall"] / long["ansible"]["wall"], long["sslbench"]["wall"] - args.long))
             if hosts == max(sizes) and hosts > DEFAULT_FORKS:
@@ -164,8 +193,8 @@ def main() -> int:
                     forked = compare(hosts, seconds, 1, env, forks=DEFAULT_FORKS)
                     for side, m in forked.items():
                         print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
-                              f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f}   (-seconds {seconds}, "
-                              f"forks {DEFAULT_FORKS})")
+                              f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f} {m['last_cell']:>11.1f}   "
+                              f"(-seconds {seconds}, forks {DEFAULT_FORKS})")
                     s, a = forked["sslbench"], forked["ansible"]
                     ratios.append((f"{hosts}, -f {DEFAULT_FORKS}, {seconds} s", s["cpu"] / a["cpu"],
                                    s["wall"] / a["wall"], s["wall"] - seconds))
@@ -188,8 +217,10 @@ def compare(hosts: int, seconds: int, rounds: int, env: dict[str, str],
     runs: dict[str, list[dict[str, float]]] = {"sslbench": [], "ansible": []}
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for r in range(rounds):
-            runs["sslbench"].append(measure(sslbench(forks or hosts, seconds, Path(tmp) / f"r{r}"), env))
-            runs["ansible"].append(measure(plain_ansible(forks or hosts, seconds), env))
+            results = Path(tmp) / f"r{r}"
+            runs["sslbench"].append(measure(sslbench(forks or hosts, seconds, results), env,
+                                            sslbench_cell_starts(results)))
+            runs["ansible"].append(measure(plain_ansible(forks or hosts, seconds), env, plain_cell_starts))
     return {side: {k: statistics.median(m[k] for m in ms) for k in ms[0]} for side, ms in runs.items()}
 
 
