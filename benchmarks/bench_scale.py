@@ -9,8 +9,9 @@ the cell itself (its -seconds). At the largest size, when it is over sslbench's 
 that default too: how a fleet of a thousand would go (plain Ansible in waves of --forks hosts, sslbench launching
 every host and then polling). "last cell" is when the last host's cell started, seconds after the command: on
 this rig the hosts share the controller's cores, so a fleet's wall time is mostly the wait for that last start,
-slowed by the cells already running. Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall within 1.2x
-and under floor + 10 s; CPU-seconds per host per benchmark minute <= 0.2 (`--seconds 30` shows the waiting cost).
+slowed by the cells already running. Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall
+within 1.2x and under floor + 10 s; CPU-seconds per host per benchmark minute <= 0.2 (`--seconds 30` shows the
+waiting cost).
 
 Run: `make benchmark` or `.venv/bin/python benchmarks/bench_scale.py [--hosts 1,16,64] [--seconds 1] [--rounds 2]`.
 """
@@ -172,8 +173,7 @@ def main() -> int:
             subprocess.run([sys.executable, str(SCALE), "up", str(hosts)], check=True, stdout=subprocess.DEVNULL)
             med = compare(hosts, args.seconds, args.rounds, env)
             for side, m in med.items():
-                print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
-                      f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f} {m['last_cell']:>11.1f}")
+                print_row(hosts, side, m)
             s, a = med["sslbench"], med["ansible"]
             ratios.append((hosts, s["cpu"] / a["cpu"], s["wall"] / a["wall"], s["wall"] - args.seconds))
             if hosts == max(sizes) and args.long > args.seconds:
@@ -181,20 +181,17 @@ def main() -> int:
                 minutes = (args.long - args.seconds) / 60
                 waiting = {side: (long[side]["cpu"] - med[side]["cpu"]) / hosts / minutes for side in med}
                 for side, m in long.items():
-                    print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
-                          f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f} {m['last_cell']:>11.1f}   "
-                          f"(-seconds {args.long})")
-                ratios.append((f"{hosts}, {args.long} s", long["sslbench"]["cpu"] / long["ansible"]["cpu"],
-                               long["sslbench"]["wall"] / long["ansible"]["wall"], long["sslbench"]["wall"] - args.long))
+                    print_row(hosts, side, m, f"(-seconds {args.long})")
+                s, a = long["sslbench"], long["ansible"]
+                ratios.append((f"{hosts}, {args.long} s", s["cpu"] / a["cpu"], s["wall"] / a["wall"],
+                               s["wall"] - args.long))
             if hosts == max(sizes) and hosts > DEFAULT_FORKS:
                 # how a fleet larger than --forks goes (a thousand boards would): both sides at the default forks,
                 # plain Ansible in waves, sslbench launching every host and polling in passes
                 for seconds in sorted({args.seconds, args.long} - {0}):
                     forked = compare(hosts, seconds, 1, env, forks=DEFAULT_FORKS)
                     for side, m in forked.items():
-                        print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} "
-                              f"{m['cpu'] / hosts:>8.3f} {m['pss_mb'] / hosts:>8.1f} {m['last_cell']:>11.1f}   "
-                              f"(-seconds {seconds}, forks {DEFAULT_FORKS})")
+                        print_row(hosts, side, m, f"(-seconds {seconds}, forks {DEFAULT_FORKS})")
                     s, a = forked["sslbench"], forked["ansible"]
                     ratios.append((f"{hosts}, -f {DEFAULT_FORKS}, {seconds} s", s["cpu"] / a["cpu"],
                                    s["wall"] / a["wall"], s["wall"] - seconds))
@@ -209,6 +206,11 @@ def main() -> int:
               f"benchmark minute: sslbench {waiting['sslbench']:.3f} (target <= 0.2), plain Ansible "
               f"{waiting['ansible']:.3f}")
     return 0
+
+
+def print_row(hosts: int, side: str, m: dict[str, float], note: str = "") -> None:
+    print(f"{hosts:>5} {side:<8} {m['wall']:>7.1f} {m['cpu']:>7.1f} {m['pss_mb']:>7.0f} {m['cpu'] / hosts:>8.3f} "
+          f"{m['pss_mb'] / hosts:>8.1f} {m['last_cell']:>11.1f}" + (f"   {note}" if note else ""))
 
 
 def compare(hosts: int, seconds: int, rounds: int, env: dict[str, str],
