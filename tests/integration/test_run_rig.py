@@ -118,10 +118,7 @@ def test_host_whose_ssh_server_dies_mid_run(rig_inventory, rig_hosts, rig_contro
                              "--threads", "1", "--api", "evp", "--seconds", "5", "--idle-wait", "0", "--results", str(results), *forks],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 300
-        while time.time() < deadline and not list(results.glob(f"*/{store.safe_name(victim)}/00[12]-*.log")):
-            time.sleep(0.3)
-        assert list(results.glob(f"*/{store.safe_name(victim)}/*.log")), "no cell of the victim ever came back"
+        wait_for_first_cell(results, victim)
         rig_control.stop_host(victim, sessions=True)  # the box drops off: server and open sessions gone
         out, err = proc.communicate(timeout=600)
     finally:
