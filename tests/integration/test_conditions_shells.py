@@ -59,8 +59,9 @@ def test_cell_wrapper_records_the_cpu_and_passes_the_exit_code(shell, tmp_path):
     taskset = shutil.which("taskset")
     if not taskset:
         pytest.skip("no taskset here")
-    # a pure-shell busy loop for ~1.5 s, pinned to CPU 0
-    busy = "i=0; end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do i=$((i+1)); done; exit 3"
+    # a pure-shell busy loop for 2-3 s (whole seconds of `date`), pinned to CPU 0: the sampler reads the mask at its
+    # second sample, a second in; a loop of 1-2 s ended before it once, on a loaded 2-core CI machine
+    busy = "i=0; end=$(( $(date +%s) + 3 )); while [ $(date +%s) -lt $end ]; do i=$((i+1)); done; exit 3"
     out = subprocess.run([*shell, str(SCRIPT), "cell", str(evidence), "--", taskset, "-c", "0", "sh", "-c", busy],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 3  # the command's own status
