@@ -55,6 +55,30 @@ print_file() {
     printf '%s' "$_text"
 }
 
+NL='
+'
+
+# Calls EACH with every line of a /proc FILE that changes while it is read (a process's status, /proc/stat), until
+# EACH returns 1. /proc writes a file anew whenever its reader seeks, and bash's `read` seeks back after each
+# line: line by line, the file could change between two lines and come out with a line cut or lost (1 read in 200
+# of a busy process's status, on a loaded machine). So bash takes it in one `read -d` (up to STOP, a character
+# none of the wanted lines has; the whole file without one); dash and BusyBox ash read byte by byte, never seeking.
+each_line() {
+    [ -r "$1" ] || return 1
+    if [ -z "${BASH_VERSION:-}" ]; then
+        while IFS= read -r _el_line; do "$3" "$_el_line" || break; done < "$1"
+        return 0
+    fi
+    IFS= read -r -d "$2" _el_text < "$1"  # status 1 at the end of the file: not an error
+    while [ -n "$_el_text" ]; do
+        case $_el_text in
+            *"$NL"*) _el_line=${_el_text%%"$NL"*} _el_text=${_el_text#*"$NL"} ;;
+            *) _el_line=$_el_text _el_text= ;;
+        esac
+        "$3" "$_el_line" || break
+    done
+}
+
 # copy a whole file, or a note (no process for the small /proc and /sys files of a snapshot, which a router's
 # slow fork would make the dearest part of it)
 dump() {
@@ -80,16 +104,15 @@ sec_loadavg() {
 # only the cpu lines of /proc/stat: enough for CPU use over an interval
 sec_stat() {
     echo "@@ stat"
-    if [ -r "$SYSROOT/proc/stat" ]; then
-        while IFS= read -r _l; do
-            case $_l in
-                cpu*) echo "$_l" ;;
-                *) break ;;  # the cpu lines come first
-            esac
-        done < "$SYSROOT/proc/stat"
-    else
-        note "no /proc/stat"
-    fi
+    # the cpu lines come first, then "intr"
+    each_line "$SYSROOT/proc/stat" i cpu_line || note "no /proc/stat"
+}
+
+cpu_line() {
+    case $1 in
+        cpu*) echo "$1" ;;
+        *) return 1 ;;
+    esac
 }
 
 sec_cpus() {
@@ -179,17 +202,15 @@ sec_topology() {
 
 sec_swap() {
     echo "@@ meminfo"
-    if [ -r "$SYSROOT/proc/meminfo" ]; then
-        while IFS= read -r _l; do
-            case $_l in
-                MemTotal:* | MemAvailable:* | SwapTotal:* | SwapFree:*) echo "$_l" ;;
-            esac
-        done < "$SYSROOT/proc/meminfo"
-    else
-        note "no /proc/meminfo"
-    fi
+    each_line "$SYSROOT/proc/meminfo" "" memory_line || note "no /proc/meminfo"
     echo "@@ swaps"
     dump "$SYSROOT/proc/swaps"
+}
+
+memory_line() {
+    case $1 in
+        MemTotal:* | MemAvailable:* | SwapTotal:* | SwapFree:*) echo "$1" ;;
+    esac
 }
 
 # Raspberry Pi firmware's throttling bits; absent everywhere else
@@ -307,15 +328,18 @@ hundredths() {
 # sets STAT_BUSY STAT_TOTAL NCPU from /proc/stat (jiffies; busy = all but idle and iowait)
 read_stat() {
     STAT_BUSY=0 STAT_TOTAL=0 NCPU=0
-    [ -r "$SYSROOT/proc/stat" ] || return 1
-    while IFS=' ' read -r _n _u _ni _s _id _io _irq _sirq _st _rest; do
-        case $_n in
-            cpu) STAT_BUSY=$((_u + _ni + _s + ${_irq:-0} + ${_sirq:-0} + ${_st:-0}))
-                 STAT_TOTAL=$((STAT_BUSY + _id + ${_io:-0})) ;;
-            cpu*) NCPU=$((NCPU + 1)) ;;
-            *) break ;;
-        esac
-    done < "$SYSROOT/proc/stat"
+    each_line "$SYSROOT/proc/stat" i add_stat_line
+}
+
+add_stat_line() {
+    # shellcheck disable=SC2086
+    set -- $1  # name user nice system idle iowait irq softirq steal ...
+    case ${1:-} in
+        cpu) STAT_BUSY=$(($2 + $3 + $4 + ${7:-0} + ${8:-0} + ${9:-0}))
+             STAT_TOTAL=$((STAT_BUSY + $5 + ${6:-0})) ;;
+        cpu*) NCPU=$((NCPU + 1)) ;;
+        *) return 1 ;;
+    esac
 }
 
 load1_hundredths() {
@@ -396,11 +420,13 @@ read_pid_stat() {
 
 # which CPUs the kernel lets the process use (the taskset mask as it really is)
 allowed_cpus() {
-    while IFS= read -r _l; do
-        case $_l in
-            Cpus_allowed_list:*) echo "allowed ${_l#*:	}"; return 0 ;;
-        esac
-    done < "/proc/$1/status"
+    each_line "/proc/$1/status" "" allowed_line
+}
+
+allowed_line() {
+    case $1 in
+        Cpus_allowed_list:*) echo "allowed ${1#*:	}"; return 1 ;;
+    esac
 }
 
 sampler() {

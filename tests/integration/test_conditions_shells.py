@@ -125,3 +125,32 @@ def test_hog_on_the_pinned_core_flags_the_cell_busy(shell, cpu_hogs, tmp_path):
     # openssl shared its core with the hog: its own CPU seconds show it, and so does the host's
     assert any("of CPU in 1s" in r for r in verdict.reasons), verdict.reasons
     assert verdict.facts["background_cores"] >= 0.3
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_a_changing_proc_file_is_read_whole_in_every_shell(shell, cpu_hogs):
+    # /proc writes a file anew whenever its reader seeks, and bash's `read` seeks back after every line: read line
+    # by line, the status of a process flipping between running and sleeping (its State line changes length)
+    # came out with Cpus_allowed_list cut or lost in 1 read in 200 under load (CI failed on it). Every core busy,
+    # a target forking all the time, and a thousand reads of its status and of /proc/stat.
+    cpu_hogs(count=os.cpu_count() or 2)
+    target = subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"], start_new_session=True)
+    try:
+        allowed = sorted(os.sched_getaffinity(target.pid))
+        want = f"{allowed[0]}-{allowed[-1]}" if len(allowed) > 1 else str(allowed[0])
+        assert allowed == list(range(allowed[0], allowed[-1] + 1))  # one range, as the kernel writes it
+        script = (f'. "{SCRIPT}"; n=0; while [ $n -lt 1000 ]; do allowed_cpus {target.pid}; sec_stat; '
+                  'read_stat && echo "ncpu $NCPU"; n=$((n + 1)); done')
+        out = subprocess.run([*shell, "-c", script], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "SSLBENCH_CONDITIONS_LIB": "1"})
+    finally:
+        os.killpg(target.pid, signal.SIGKILL)
+        target.wait(timeout=10)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines.count(f"allowed {want}") == 1000, [l for l in lines if l.startswith("allowed")][:5]
+    ncpu = os.cpu_count()
+    assert lines.count(f"ncpu {ncpu}") == 1000
+    stat = [l for l in lines if l.startswith("cpu")]
+    assert len(stat) == 1000 * (ncpu + 1)
+    assert all(len(l.split()) >= 8 and all(f.isdigit() for f in l.split()[1:]) for l in stat)
