@@ -1,5 +1,5 @@
 """`sslbench run` on the hosts that are as strict as the field (issue 13): a sudo user whose password is vaulted or
-typed, a host behind a jump host whose hop fails, and the whole fleet on the default matrix."""
+typed, a host behind a jump host whose hop fails. (The whole fleet on the default matrix is in test_run_rig.py.)"""
 from __future__ import annotations
 
 import json
@@ -132,27 +132,6 @@ def test_a_failed_jump_hop_shows_sshs_own_reason_in_every_report(rig_inventory, 
     page = tmp_path / "report.html"
     assert sslbench("report", "--results", str(results), "--format", "html", "-o", str(page)).returncode == 0
     assert "ddwrt2" in page.read_text() and "Host key verification failed." in page.read_text()
-
-
-@pytest.mark.slow
-def test_default_matrix_on_the_whole_fleet(rig_inventory, rig_hosts, tmp_path):
-    """Every host ok with the default matrix (1 s per size), and no single-thread cell run twice on a host whose
-    cores are identical (each sees this machine's /sys: one cluster_id per core)."""
-    result = sslbench("run", "-i", str(rig_inventory), "--seconds", "1", "--idle-wait", "2", "--results",
-                      str(tmp_path), timeout=1800)
-    run_dir, run = only_run(tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert run.matrix["timing"] == "elapsed"
-    by_host = {h.host: h for h in run.hosts}
-    assert set(by_host) == set(rig_hosts)
-    for name, host in by_host.items():
-        assert host.status == HOST_OK, (name, host.reason)
-        cells = run.matrix["hosts"][name]["cells"]
-        assert all("-elapsed" in c["args"] for c in cells), name
-        assert all(c["pin"] is None for c in cells) and run.matrix["hosts"][name]["pins"] == [], name
-        keys = [(c["algorithm"], c["api"], c["threads"], tuple(c["sizes"]), c["repeat"]) for c in cells]
-        assert len(keys) == len(set(keys)), (name, keys)
-        assert any(m.status == OK for m in host.measurements), name
 
 
 def test_ansible_options_typed_on_the_command_line(rig_inventory, tmp_path):

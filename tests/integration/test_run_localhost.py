@@ -150,8 +150,9 @@ def test_inventory_values_with_shell_metacharacters(tmp_path):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
 def test_ctrl_c_or_kill_stops_openssl_and_keeps_finished_cells(tmp_path, signum):
     results = tmp_path / "results"
+    # cells of 6 sizes x 1 s: the first is back at the first poll (10 s in), the last is 24 s in
     proc = subprocess.Popen([SSLBENCH, "run", "--algorithms", "sha512,sha256,sha1,md5", "--threads", "1",
-                             "--api", "evp", "--seconds", "2", "--idle-wait", "0", "--results", str(results)],
+                             "--api", "evp", "--seconds", "1", "--idle-wait", "0", "--results", str(results)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 90
     while time.time() < deadline and not list(results.glob("*/localhost/001-*.log")):
@@ -166,7 +167,7 @@ def test_ctrl_c_or_kill_stops_openssl_and_keeps_finished_cells(tmp_path, signum)
     kept = {m.algorithm for m in host.measurements if m.status == OK}
     assert "sha512" in kept and "md5" not in kept
     time.sleep(0.5)
-    assert openssl_speed_processes("-seconds 2 -evp ") == []  # no orphan openssl left running
+    assert openssl_speed_processes("-seconds 1 -evp ") == []  # no orphan openssl left running
     assert not Path(work_dir(run.run_id, host.host)).exists()
 
 

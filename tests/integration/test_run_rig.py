@@ -1,7 +1,8 @@
 """`sslbench run` against the loopback fleet (tests/rig): every family end to end, and the faults.
 
 Needs `make rig-up` (root); skipped with the reason otherwise (fixtures in conftest.py).
-Matrices are tiny (-seconds 1, one size) so the module runs in a few minutes.
+Matrices are tiny (-seconds 1, one size) so the module runs in a few minutes, but for the default matrix on the
+whole fleet (about three).
 """
 import os
 import re
@@ -105,6 +106,29 @@ def test_whole_fleet_end_to_end(rig_inventory, rig_hosts, testinfra_host, tmp_pa
     assert by_host["ddwrt2"].status == HOST_OK  # reached through jump1 only
 
 
+@pytest.mark.slow
+def test_default_matrix_on_the_whole_fleet(rig_inventory, rig_hosts, tmp_path):
+    """Every host ok with the default matrix (1 s per size), and no single-thread cell run twice on a host whose
+    cores are identical (each sees this machine's /sys: one cluster_id per core). Placed after the end-to-end test:
+    on a fresh rig that one installs armbian's openssl (apt under qemu) beside tiny cells in 30 s, where beside the
+    whole fleet's default matrix it took 2 minutes."""
+    result = sslbench("run", "-i", str(rig_inventory), "--seconds", "1", "--idle-wait", "2", "--results",
+                      str(tmp_path), timeout=1800)
+    run_dir, run = load_only_run(tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert run.matrix["timing"] == "elapsed"
+    by_host = {h.host: h for h in run.hosts}
+    assert set(by_host) == set(rig_hosts)
+    for name, host in by_host.items():
+        assert host.status == HOST_OK, (name, host.reason)
+        cells = run.matrix["hosts"][name]["cells"]
+        assert all("-elapsed" in c["args"] for c in cells), name
+        assert all(c["pin"] is None for c in cells) and run.matrix["hosts"][name]["pins"] == [], name
+        keys = [(c["algorithm"], c["api"], c["threads"], tuple(c["sizes"]), c["repeat"]) for c in cells]
+        assert len(keys) == len(set(keys)), (name, keys)
+        assert any(m.status == OK for m in host.measurements), name
+
+
 # within --forks each host's task polls it in its session; beyond, the controller polls over the session's command
 # line, and once that fails asks the host through Ansible passes
 @pytest.mark.parametrize("forks", [[], ["--forks", "1"]], ids=["in-its-task", "beyond-forks"])
@@ -112,10 +136,10 @@ def test_host_whose_ssh_server_dies_mid_run(rig_inventory, rig_hosts, rig_contro
     victim = of_family(rig_hosts, "raspbian")
     other = of_family(rig_hosts, "ddwrt")
     results = tmp_path / "results"
-    # 6 cells of 5 s: polled every 10 s (a quarter of the matrix, at least 10 s), so cells come back mid-run
+    # 6 cells of 3 s: polled every 10 s (a quarter of the matrix, at least 10 s), so cells come back mid-run
     proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", f"{victim},{other}",
                              "--algorithms", "sha256,sha512,sha1,md5,aes-128-cbc,aes-256-cbc", "--sizes", "1024",
-                             "--threads", "1", "--api", "evp", "--seconds", "5", "--idle-wait", "0", "--results", str(results), *forks],
+                             "--threads", "1", "--api", "evp", "--seconds", "3", "--idle-wait", "0", "--results", str(results), *forks],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_first_cell(results, victim)
@@ -240,8 +264,8 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
     results = tmp_path / "results"
     hosts = f"{victim},{of_family(rig_hosts, 'ddwrt')}" if beyond_forks else victim
     proc = subprocess.Popen([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", hosts,
-                             "--algorithms", "sha256,sha512,sha1,md5", "--threads", "1,all", "--api", "evp",
-                             "--seconds", "2", "--idle-wait", "0", "--results", str(results),
+                             "--algorithms", "sha256,sha512,sha1,md5", "--sizes", "16,1024", "--threads", "1,all",
+                             "--api", "evp", "--seconds", "2", "--idle-wait", "0", "--results", str(results),
                              *(["--forks", "1"] if beyond_forks else [])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
