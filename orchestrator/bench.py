@@ -565,7 +565,7 @@ def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float)
     state = collector.hosts[name]
     if state.poll_state is None and state.poll_problem is None:  # no word at all: the pass itself failed
         state.poll_problem = HOST_UNREACHABLE  # (a site worker that died, ssh to it refused ...)
-        state.poll_message = "no answer: the pass that asked it failed (a site worker gone?)"
+        state.poll_message = NO_ANSWER
     if state.poll_problem == HOST_UNREACHABLE:
         if schedule.retries < len(RETRY_WAITS):
             schedule.due = now + RETRY_WAITS[schedule.retries]
