@@ -44,38 +44,47 @@ show() {
     fi
 }
 
-# FILE's lines on stdout, read by the shell and printed by one printf (a builtin in dash and BusyBox ash, and it
-# leaves backslashes alone, which dash's echo does not): no process for a small file
-print_file() {
-    _text=
-    while IFS= read -r _l || [ -n "$_l" ]; do
-        _text="$_text$_l
-"
-    done < "$1" || return 1
-    printf '%s' "$_text"
-}
-
 NL='
 '
 
-# Calls EACH with every line of a /proc FILE that changes while it is read (a process's status, /proc/stat), until
-# EACH returns 1. /proc writes a file anew whenever its reader seeks, and bash's `read` seeks back after each
-# line: line by line, the file could change between two lines and come out with a line cut or lost (1 read in 200
-# of a busy process's status, on a loaded machine). So bash takes it in one `read -d` (up to STOP, a character
-# none of the wanted lines has; the whole file without one); dash and BusyBox ash read byte by byte, never seeking.
+# FILE's lines on stdout, read by the shell and printed by one printf (a builtin in dash and BusyBox ash, and it
+# leaves backslashes alone, which dash's echo does not): no process for a small file. bash reads it in one pass
+# (see each_line).
+print_file() {
+    _text=
+    if [ -n "${BASH_VERSION:-}" ]; then
+        { IFS= read -r -d '' _text; :; } < "$1" || return 1  # 1 only when it cannot be opened
+        case $_text in *"$NL" | "") ;; *) _text=$_text$NL ;; esac
+    else
+        while IFS= read -r _l || [ -n "$_l" ]; do
+            _text="$_text$_l$NL"
+        done < "$1" || return 1
+    fi
+    printf '%s' "$_text"
+}
+
+# Calls EACH with every line of a /proc FILE that changes while it is read (a process's status, /proc/stat, the
+# refcnt lines of /proc/crypto), until EACH returns 1; empty lines may be left out. /proc writes a file anew
+# whenever its reader seeks, and bash's `read` seeks back after each line: line by line, the file could change
+# between two lines and come out with a line cut or lost (1 read in 200 of a busy process's status, on a loaded
+# machine). So bash takes it in one `read -d` (up to STOP, a character none of the wanted lines has; the whole
+# file without one) and splits it in one pass; dash and BusyBox ash read byte by byte, never seeking.
 each_line() {
     [ -r "$1" ] || return 1
     if [ -z "${BASH_VERSION:-}" ]; then
-        while IFS= read -r _el_line; do "$3" "$_el_line" || break; done < "$1"
+        while IFS= read -r _el_line || [ -n "$_el_line" ]; do "$3" "$_el_line" || break; done < "$1"
         return 0
     fi
     IFS= read -r -d "$2" _el_text < "$1"  # status 1 at the end of the file: not an error
-    while [ -n "$_el_text" ]; do
-        case $_el_text in
-            *"$NL"*) _el_line=${_el_text%%"$NL"*} _el_text=${_el_text#*"$NL"} ;;
-            *) _el_line=$_el_text _el_text= ;;
-        esac
-        "$3" "$_el_line" || break
+    _el_each=$3
+    set -f
+    IFS=$NL
+    # shellcheck disable=SC2086
+    set -- $_el_text
+    unset IFS  # this script never sets IFS for more than one command: back to the default
+    set +f
+    for _el_line do
+        "$_el_each" "$_el_line" || break
     done
 }
 
@@ -239,34 +248,32 @@ sec_crypto() {
     fi
     echo "@@ crypto"
     _name= _driver= _prio= _type= _module=
-    while :; do
-        _eof=
-        IFS= read -r _l || _eof=1
-        case $_l in
-            "")
-                case $_name in
-                    *aes* | *gcm* | *sha* | *chacha* | *poly1305* | *ghash*)
-                        echo "name=$_name driver=$_driver priority=$_prio type=$_type module=$_module" ;;
-                esac
-                _name= _driver= _prio= _type= _module=
-                ;;
-            *)
-                # "name         : cbc(aes)" -> $1 key, $2 ":", $3 value (values are one word)
-                set -f
-                # shellcheck disable=SC2086
-                set -- $_l
-                set +f
-                case $1 in
-                    name) _name=$3 ;;
-                    driver) _driver=$3 ;;
-                    priority) _prio=$3 ;;
-                    type) _type=$3 ;;
-                    module) _module=$3 ;;
-                esac
-                ;;
-        esac
-        [ -z "$_eof" ] || break
-    done < "$SYSROOT/proc/crypto"
+    each_line "$SYSROOT/proc/crypto" "" crypto_line
+    crypto_entry
+}
+
+crypto_line() {
+    # "name         : cbc(aes)" -> $1 key, $2 ":", $3 value (values are one word)
+    set -f
+    # shellcheck disable=SC2086
+    set -- $1
+    set +f
+    case ${1:-} in
+        name) crypto_entry; _name=${3:-} ;;  # an entry starts with its name
+        driver) _driver=${3:-} ;;
+        priority) _prio=${3:-} ;;
+        type) _type=${3:-} ;;
+        module) _module=${3:-} ;;
+    esac
+}
+
+# the entry read so far, if a TLS/VPN cipher could use it; then none
+crypto_entry() {
+    case $_name in
+        *aes* | *gcm* | *sha* | *chacha* | *poly1305* | *ghash*)
+            echo "name=$_name driver=$_driver priority=$_prio type=$_type module=$_module" ;;
+    esac
+    _name= _driver= _prio= _type= _module=
 }
 
 # engines (devcrypto/afalg offload on routers) and providers of the OpenSSL that runs the matrix:
