@@ -357,3 +357,16 @@ def test_idle_gate_turned_off(shell, tmp_path):
     root = make_sysroot(tmp_path / "r", RK3576)
     gate = parse_idle(run_script(shell, root, "idle-wait", "0", "0.3").stdout)
     assert gate["idle"] is None and gate["reason"] == "disabled" and gate["samples"] == []
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_a_2_4_kernels_short_stat_lines(shell, tmp_path):
+    # Linux 2.4's cpu lines stop after idle (no iowait, irq, softirq, steal): the missing fields count as 0, and
+    # neither the snapshot nor the idle gate's arithmetic stops the script
+    spec = dict(RK3576, stat=["cpu  4705 12 3398 2270135", "cpu0 2000 6 1700 1135000", "cpu1 2705 6 1698 1135135"])
+    root = make_sysroot(tmp_path / "old", spec)
+    snap = parse_conditions(run_script(shell, root, "quick").stdout)
+    assert snap["cpu_times"]["cpu"][:4] == [4705, 12, 3398, 2270135] and "cpu1" in snap["cpu_times"]
+    out = run_script(shell, root, "idle-wait", "1", "0.3", "30", "1")
+    assert out.returncode == 0, out.stderr
+    assert parse_idle(out.stdout)["samples"] == [{"waited": 1, "load1": 0.04, "cpu_cores": 0.0}]
