@@ -13,7 +13,8 @@ slowed by the cells already running. Targets (issue 15): CPU per host within 1.5
 within 1.2x and under floor + 10 s; CPU-seconds per host per benchmark minute <= 0.2 (`--seconds 30` shows the
 waiting cost).
 
-Run: `make benchmark` or `.venv/bin/python benchmarks/bench_scale.py [--hosts 1,16,64] [--seconds 1] [--rounds 2]`.
+Run: `make benchmark` or `.venv/bin/python benchmarks/bench_scale.py [--hosts 1,16,64] [--seconds 1] [--rounds 2]
+[--nice-cells]`.
 """
 from __future__ import annotations
 
@@ -81,6 +82,11 @@ def end_ssh_masters() -> None:
                 os.kill(int(cmdline.parent.name), 9)
             except OSError:
                 pass
+
+
+def scale_up(hosts: int, nice_cells: bool) -> None:
+    subprocess.run([sys.executable, str(SCALE), "up", str(hosts), *(["--nice-cells"] if nice_cells else [])],
+                   check=True, stdout=subprocess.DEVNULL)
 
 
 def uptime() -> float:
@@ -153,6 +159,9 @@ def main() -> int:
     parser.add_argument("--long", type=int, default=30, metavar="SECONDS",
                         help="at the largest size, the same cell this long too: the controller's cost while cells run "
                              "(CPU-s per host per benchmark minute) is the difference (default 30; 0 = skip)")
+    parser.add_argument("--nice-cells", action="store_true",
+                        help="the hosts' cells (openssl speed) at nice 19, both sides: what the controller and the "
+                             "hosts' other work cost when the cells do not compete with them, as on real boards")
     parser.add_argument("--reliability", type=int, default=0, metavar="N",
                         help="instead: N sslbench runs per size, and how many hosts were not ok in each")
     args = parser.parse_args()
@@ -162,7 +171,8 @@ def main() -> int:
     if args.reliability:
         return reliability(args, env)
     print(f"# one cell ({ALGORITHM} {SIZE} B, -seconds {args.seconds}) per host; median of {args.rounds} alternating "
-          f"runs; controller = the command and all its children, and the ssh masters it leaves\n")
+          f"runs; controller = the command and all its children, and the ssh masters it leaves"
+          + ("; cells at nice 19" if args.nice_cells else "") + "\n")
     print(f"{'hosts':>5} {'side':<8} {'wall s':>7} {'CPU s':>7} {'PSS MB':>7} {'CPU/host':>8} {'PSS/host':>8} "
           f"{'last cell s':>11}")
     ratios = []
@@ -170,7 +180,7 @@ def main() -> int:
     waiting = None
     try:
         for hosts in sizes:
-            subprocess.run([sys.executable, str(SCALE), "up", str(hosts)], check=True, stdout=subprocess.DEVNULL)
+            scale_up(hosts, args.nice_cells)
             med = compare(hosts, args.seconds, args.rounds, env)
             for side, m in med.items():
                 print_row(hosts, side, m)
@@ -235,7 +245,7 @@ def reliability(args: argparse.Namespace, env: dict[str, str]) -> int:
     lost_total = 0
     try:
         for hosts in [int(h) for h in args.hosts.split(",")]:
-            subprocess.run([sys.executable, str(SCALE), "up", str(hosts)], check=True, stdout=subprocess.DEVNULL)
+            scale_up(hosts, args.nice_cells)
             with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
                 for r in range(args.reliability):
                     results = Path(tmp) / f"r{r}"

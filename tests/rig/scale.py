@@ -2,6 +2,7 @@
 """The scale fleet: many cheap loopback routers for measuring what a run of N hosts costs the controller.
 
     scale.py up N        N hosts (1..254) on 127.0.1.1 .. 127.0.1.N port 2222, inventory state/scale-inventory.yml
+                         (--nice-cells: their `openssl speed` at nice 19)
     scale.py down        stop them all, unmount
     scale.py status      how many answer
 
@@ -29,6 +30,7 @@ ROOTS = rig.CACHE / "scale"
 KEYS = rig.KEYS / "scale"
 INVENTORY = rig.STATE / "scale-inventory.yml"
 KNOWN_HOSTS = rig.STATE / "scale-known_hosts"
+NICE_OPENSSL = rig.CACHE / "scale-nice-openssl"  # up --nice-cells: bound over every host's openssl
 MAX_HOSTS = 254
 
 
@@ -52,7 +54,16 @@ def public_key(n: int) -> str:
     return " ".join(next(line for line in text.splitlines() if line.startswith("ssh-")).split()[:2])
 
 
-def start(n: int, base: Path) -> None:
+# `up N --nice-cells`: bound over each host's openssl, so the cells (`openssl speed`) run at nice 19 and only fill
+# the CPU that the controller and the hosts' other work leave, as on real boards, where the cells do not share the
+# controller's cores. Every other openssl call runs as is (through this one more shell, as the cells do).
+NICE_WRAPPER = """#!/bin/sh
+case $1 in speed) exec nice -n 19 /tmp/openssl.real "$@" ;; esac
+exec /tmp/openssl.real "$@"
+"""
+
+
+def start(n: int, base: Path, nice_cells: bool = False) -> None:
     """Mount host n's root (the shared build, read-only) with its own /tmp, and start its dropbear."""
     root = ROOTS / name(n)
     rig.umount_under(root)
@@ -74,6 +85,10 @@ def start(n: int, base: Path) -> None:
     shutil.copyfile(host_key(n), key)
     key.chmod(0o600)
     (root / "tmp/run").mkdir()
+    if nice_cells:
+        (root / "tmp/openssl.real").touch()
+        rig.run(["mount", "--bind", str(base / "usr/bin/openssl"), str(root / "tmp/openssl.real")])
+        rig.run(["mount", "--bind", str(NICE_OPENSSL), str(root / "usr/bin/openssl")])
     cmd = ["chroot", str(root), "/usr/sbin/dropbear", "-F", "-E", "-s", "-r", "/tmp/dropbear_ed25519_host_key",
            "-p", f"{address(n)}:{PORT}", "-P", "/tmp/run/dropbear.pid"]
     proc = rig.spawn(name(n), cmd, f"-p {address(n)}:{PORT}")
@@ -97,8 +112,10 @@ def cmd_up(args: argparse.Namespace) -> int:
     rig.ensure_keys()
     base = rig.ensure_built("scale")
     KEYS.mkdir(parents=True, exist_ok=True)
+    if args.nice_cells:
+        rig.write(NICE_OPENSSL, NICE_WRAPPER, 0o755)
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda n: start(n, base), range(1, count + 1)))
+        list(pool.map(lambda n: start(n, base, args.nice_cells), range(1, count + 1)))
     rig.write(KNOWN_HOSTS, "".join(f"[{address(n)}]:{PORT} {public_key(n)}\n" for n in range(1, count + 1)))
     ssh_args = f"-o UserKnownHostsFile={KNOWN_HOSTS} -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes"
     hosts = {name(n): {"ansible_host": address(n), "ansible_port": PORT, "ansible_user": "root",
@@ -134,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up")
     up.add_argument("count", type=int)
+    up.add_argument("--nice-cells", action="store_true", help="run every host's `openssl speed` at nice 19")
     up.set_defaults(func=cmd_up)
     sub.add_parser("down").set_defaults(func=cmd_down)
     sub.add_parser("status").set_defaults(func=cmd_status)
