@@ -8,8 +8,8 @@ peak PSS of that process tree, and the ratios sslbench / plain Ansible measured 
 the cell itself (its -seconds). At the largest size, when it is over sslbench's default --forks, both sides run at
 that default too: how a fleet of a thousand would go (plain Ansible in waves of --forks hosts, sslbench launching
 every host and then polling). "last cell" is when the last host's cell started, seconds after the command: on
-this rig the hosts share the controller's cores, so a fleet's wall time is mostly the wait for that last start,
-slowed by the cells already running. Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall
+this rig the hosts share the controller's cores, so a fleet's wall time is mostly the wait for that last start
+(not slowed by the cells already running: `--nice-cells` changes it little). Targets (issue 15): CPU per host within 1.5x of plain Ansible's, wall
 within 1.2x and under floor + 10 s; CPU-seconds per host per benchmark minute <= 0.2 (`--seconds 30` shows the
 waiting cost).
 

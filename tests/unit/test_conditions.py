@@ -208,7 +208,7 @@ def test_vcgencmd_get_throttled_is_recorded(shell, tmp_path):
 @pytest.mark.skipif(not Path("/proc/crypto").is_file(), reason="no /proc/crypto on this machine")
 @pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
 def test_this_kernels_proc_crypto_keeps_every_cipher_entry_and_its_driver(shell, tmp_path):
-    # the kernel's own /proc/crypto (copied: the script reads it under SYSROOT), printed whole by the script
+    # the kernel's own /proc/crypto (copied: the script reads it under SYSROOT), walked by the script
     real = Path("/proc/crypto").read_text()
     root = make_sysroot(tmp_path / "here", {"crypto": real})
     snap = parse_conditions(run_script(shell, root, "snapshot", "here").stdout)
@@ -220,6 +220,7 @@ def test_this_kernels_proc_crypto_keeps_every_cipher_entry_and_its_driver(shell,
     assert [(c["name"], c["driver"], c["priority"], c["type"]) for c in snap["crypto"]] == \
         [(b["name"], b["driver"], int(b["priority"]), b["type"]) for b in wanted]
     assert len(wanted) < len(blocks)  # the others (crc32c, lzo, rng...) are left out
+
 
 @pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
 def test_quick_snapshot_keeps_only_what_changes(shell, tmp_path):
