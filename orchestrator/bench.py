@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from orchestrator import hostlink, platforms, store
+from orchestrator import hostlink, platforms, protocol, store
 from orchestrator.errors import UserError
 from orchestrator.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
                                 died_reason, fail, no_hosts_reason, one_line, plan_for, provisioning_decision)
@@ -163,6 +163,7 @@ class Step:
     task: str
     script: str
     due: float = 0.0
+    forgets: bool = False  # a poll that removes the work dir itself once the run finished and all is shipped
 
 
 @dataclass
@@ -176,6 +177,8 @@ class HostFlow:
     launch_retries: int = 0
     launched: bool = False  # its runner and work dir may be on the host (a launch was handed out)
     forget_failed: bool = False  # finished, but its work dir could not be removed
+    answer_lost: bool = False  # a poll that may have removed the work dir lost its answer on the way
+    relaunched: bool = False  # ... and its cells were launched again (once)
     linked: bool = False  # its task asks through the socket in this pass
     shipped: bool = False  # its step went as a file in this pass (a site worker's host, or the first pass's detect)
     in_flight: bool = False  # a step was handed out whose outcome has not come back
@@ -446,6 +449,16 @@ class Engine:
     def _after_poll_step(self, flow: HostFlow, step: Step, now: float) -> Step | None:
         """After a poll (or a launch that waited, or a forget): forget once all is shipped, else poll again."""
         state = flow.state
+        if step.task == POLL:
+            if state.poll_problem == HOST_UNREACHABLE:
+                flow.answer_lost = flow.answer_lost or step.forgets
+            elif state.poll_state == "gone" and flow.answer_lost and not flow.relaunched:
+                # that poll removed the work dir, and its answer with the last logs was lost: the cells run again
+                # (those already stored stay as they are)
+                flow.relaunched = True
+                return self._launch_step(state, self.plans[state.name][1], wait=0)
+            elif state.poll_state is not None:
+                flow.answer_lost = False
         if (step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None
                 and not state.work_dir_gone):
             return Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
@@ -456,7 +469,7 @@ class Engine:
             state.poll_problem = None
         assert flow.schedule is not None  # polled, so launched
         done = _after_poll(self.collector, state.name, flow.schedule, now)
-        return None if done else Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
+        return None if done else self._poll_step(state.name, flow.schedule.due)
 
     def _after_detect(self, flow: HostFlow, task: str) -> Step | None:
         state = flow.state
@@ -486,6 +499,9 @@ class Engine:
         wait = 0  # the launch waits for a short matrix when the task may wait anyway: one poll fewer, none early
         if self._may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH and results_have_room(self.collector.run_dir):
             wait = int(plan.eta_seconds * 1.5 + FIRST_POLL_MARGIN + 5)
+        return self._launch_step(state, plan, wait)
+
+    def _launch_step(self, state: HostState, plan: HostPlan, wait: int) -> Step:
         script = launcher_script(self.collector.run.run_id, plan, state.openssl_path or "openssl",
                                  self.options.idle_wait, wait)
         return Step(LAUNCH, script, time.monotonic())
@@ -516,12 +532,22 @@ class Engine:
         flow.schedule = Schedule(due=now + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
                                  deadline=now + deadline_after(plan, self.options), every=every)
         if state.poll_state == "started":
-            return Step(POLL, self._runner(state.name, "poll"), flow.schedule.due)
+            return self._poll_step(state.name, flow.schedule.due)
         assert flow.step is not None
         return self._after_poll_step(flow, flow.step, now)  # the launch waited: it said what a poll says
 
     def _runner(self, host: str, command: str) -> str:
         return f"sh {shlex.quote(work_dir(self.collector.run.run_id, host))}/run.sh {command}\n"
+
+    def _poll_step(self, host: str, due: float) -> Step:
+        """A poll. While the results have room (should writing them fail, what the host shipped must still be on
+        it), the poll that finds the run finished and ships its last logs removes the work dir too: no forget step
+        (an SSH exec) after it. A work dir already gone says so instead of failing the shell."""
+        forgets = results_have_room(self.collector.run_dir)
+        work = shlex.quote(work_dir(self.collector.run.run_id, host))
+        script = (f'[ -d {work} ] || {{ echo; echo "{protocol.STATE}gone"; exit 0; }}\n'
+                  + self._runner(host, "poll forget" if forgets else "poll"))
+        return Step(POLL, script, due, forgets)
 
     def _diagnose_hidden_hops(self) -> None:
         """Hosts behind a jump host whose hop failed: ssh sends the hop's own error to /dev/null under
@@ -582,6 +608,9 @@ def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float)
         fail(state, HOST_FAILED, died_reason(state.poll_message))
     elif state.poll_state == "stopped":
         fail(state, HOST_FAILED, "the benchmark was stopped on the host")
+    elif state.poll_state == "gone":
+        fail(state, HOST_FAILED, "its work dir was gone before everything was shipped (the host rebooted, or "
+                                 "something cleaned /tmp)")
     elif state.poll_state != "finished":
         schedule.retries = schedule.died = 0
         if now > schedule.deadline:

@@ -5,9 +5,10 @@ the markers of playbooks/files/*.sh and the playbooks.
                   holds conditions.sh's `@@ NAME` sub-sections (cpus, cpufreq, topology, hybrid, tools)
   run.sh poll     `@@sslbench-progress`, new progress lines, `@@sslbench-log ID` … `@@sslbench-endlog ID` per
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
-                  `@@sslbench-state STATE` last
+                  `@@sslbench-state STATE` last (`gone`: the poll step found no work dir); `poll forget`, and
+                  `@@sslbench-forgotten` after it when it removed the work dir too (what `run.sh forget` does)
   run.sh launch   `@@sslbench-state started`; told to wait, then a poll's output, and `@@sslbench-forgotten`
-                  when it removed the work dir too (what `run.sh forget` does)
+                  as after `poll forget`
   conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and
                   cell's evidence; inside a snapshot, `@@ SECTION [NAME]` before each part (SUBSECTION) and
                   `note: ...` for what the host lacks (orchestrator/parse/conditions.py reads the parts)
@@ -95,13 +96,14 @@ def exit_codes(progress_text: str) -> dict[str, int]:
 
 
 def state(stdout: str) -> str | None:
-    """The runner's state a poll or launch printed last: started, running, pending, finished, stopped, died."""
+    """The runner's state a poll or launch printed last: started, running, pending, finished, stopped, died, gone."""
     found = re.findall("^" + STATE + r"(\w+)", own_lines(stdout), flags=re.MULTILINE)
     return found[-1] if found else None
 
 
 def forgotten(stdout: str) -> bool:
-    """A launch that waited for its runner removed the work dir itself: nothing is left to forget."""
+    """A launch that waited for its runner, or a `poll forget`, removed the work dir itself: nothing is left to
+    forget."""
     return re.search("^" + FORGOTTEN + "$", own_lines(stdout), flags=re.MULTILINE) is not None
 
 

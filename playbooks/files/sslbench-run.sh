@@ -10,7 +10,9 @@
 #                             subshell instead): with conditions.sh, idle gate (at most IDLE_MAX s, 0 = none) and
 #                             snapshot first, every cell through conditions.sh's `cell` (evidence appended to its
 #                             log), snapshot after; logs/conditions-{idle,before,after}.log
-#   sh run.sh poll            print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs)
+#   sh run.sh poll [forget]   print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs);
+#                             with `forget`, a poll that found the run finished and shipped its last logs
+#                             removes the work dir too (the controller then sends no forget)
 #   sh run.sh forget          remove the work dir of a finished run whose every log was shipped
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
 # Files: pid (the runner's pid), child.pid, progress, runner.out (what the runner itself printed: the host's
@@ -112,8 +114,13 @@ launch() {
     : > waited
     last_poll=1
     poll
-    # Finished and all shipped: the work dir goes now, saving the controller a forget (an SSH exec). Should this
-    # output be lost on the way, the controller launches again and, finding no work dir, the cells run again.
+    forget_shipped
+}
+
+# After a last poll (last_poll set): finished and all shipped, the work dir goes now, saving the controller a forget
+# (an SSH exec). Should this output be lost on the way, the controller launches again and, finding no work dir,
+# the cells run again.
+forget_shipped() {
     if [ "$state" = finished ] && remove_work_dir; then
         echo "@@sslbench-forgotten"
     fi
@@ -225,7 +232,7 @@ SIZES
     # shellcheck disable=SC2086  # log names are the controller's [A-Za-z0-9._-] ids
     [ -n "$moved" ] || return 1
     cat $moved
-    # the last poll of a launch that waited, every log in this output: the work dir goes next, no move first
+    # a last poll (a launch that waited, `poll forget`), every log in this output: the work dir goes next, no move
     [ "$left" = 1 ] && [ -n "${last_poll:-}" ] && [ "$state" = finished ] && return 1
     # shellcheck disable=SC2086
     mv $moved shipped/
@@ -321,9 +328,11 @@ echo ""
 case "$1" in
     launch) launch "$2" "$3" "$4" ;;
     start) run_cells "$2" "$3" ;;
-    poll) poll ;;
+    poll) case $2 in forget) last_poll=1 ;; esac
+          poll
+          [ -z "${last_poll:-}" ] || forget_shipped ;;
     forget) forget || : ;;  # a dir kept (logs not yet shipped) is not a failed step
     stop) stop ;;
-    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll | forget | stop" >&2
+    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll [forget] | forget | stop" >&2
        exit 2 ;;
 esac

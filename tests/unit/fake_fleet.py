@@ -41,7 +41,7 @@ def step_kind(script: str) -> str:
         return "detect"
     if "sslbench launcher" in script:
         return "launch"
-    if script.rstrip().endswith("run.sh poll"):
+    if re.search(r"run\.sh poll( forget)?$", script.rstrip()):
         return "poll"
     if script.rstrip().endswith("run.sh forget"):
         return "forget"
@@ -79,7 +79,9 @@ def router(detect_file: str = "rig-openwrt1.detect.txt", finished_after: int = 1
                 return Outcome("ok", stdout="\n@@sslbench-progress\n@@sslbench-state running\n")
             done = "".join(f"done {k} {len(cells)} {c} 0\n" for k, c in enumerate(cells, 1))
             logs = "".join(f"@@sslbench-log {c}\n{MR_LOG}\n@@sslbench-endlog {c}\n" for c in cells)
-            return Outcome("ok", stdout=f"\n@@sslbench-progress\n{done}{logs}@@sslbench-state finished\n")
+            # every log fits this output: `poll forget` removes the work dir too, as run.sh does
+            forgot = "@@sslbench-forgotten\n" if script.rstrip().endswith("poll forget") else ""
+            return Outcome("ok", stdout=f"\n@@sslbench-progress\n{done}{logs}@@sslbench-state finished\n{forgot}")
         return Outcome("ok")
 
     return answer

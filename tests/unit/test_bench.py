@@ -3,11 +3,13 @@ dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from orchestrator import bench
+from orchestrator import bench, protocol
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.runner import host_event
 from orchestrator.runner import HostEvent
@@ -161,8 +163,8 @@ def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, m
     plans = engine.run()
     assert driver.calls == [("sslbench.yml", ["r1", "r2"])]  # one ansible-playbook, no cleanup pass
     # a short matrix comes back in its launch's exec (which waited for it and, finished, removed its work dir): no
-    # separate first poll, nor a forget
-    assert driver.steps == {"r1": ["detect", "launch"], "r2": ["detect", "launch", "poll", "poll", "forget"]}
+    # separate first poll, nor a forget; nor after a longer one's last poll (which removed it too)
+    assert driver.steps == {"r1": ["detect", "launch"], "r2": ["detect", "launch", "poll", "poll"]}
     assert sorted(plans) == ["r1", "r2"]
     assert {s.name: s.result.status for s in collector.hosts.values()} == {"r1": HOST_OK, "r2": HOST_OK}
     assert all(s.finished for s in collector.hosts.values())
@@ -176,7 +178,7 @@ def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_la
     engine, driver, collector = engine_for(tmp_path, {f"r{i}": router() for i in range(3)}, forks=2)
     engine.run()
     assert len(driver.calls) >= 2 and driver.calls[0] == ("sslbench.yml", ["r0", "r1", "r2"])
-    assert all(steps == ["detect", "launch", "poll", "forget"] for steps in driver.steps.values())
+    assert all(steps == ["detect", "launch", "poll"] for steps in driver.steps.values())
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
@@ -190,8 +192,8 @@ def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_
                                            direct=True)
     engine.run()
     assert driver.calls == [("sslbench.yml", ["r0", "r1", "r2"])]  # the first pass only, and no cleanup
-    assert all(steps == ["detect", "launch", "poll", "poll", "forget"] for steps in driver.steps.values())
-    assert all(steps == ["poll", "poll", "forget"] for steps in driver.direct_steps.values())
+    assert all(steps == ["detect", "launch", "poll", "poll"] for steps in driver.steps.values())
+    assert all(steps == ["poll", "poll"] for steps in driver.direct_steps.values())
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
@@ -205,8 +207,8 @@ def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp
                                            direct_refused=1)
     engine.run()
     assert len(driver.calls) == 2 and driver.calls[1][1] == ["r0"]  # r0's poll again, through a pass
-    assert driver.direct_steps == {"r0": ["poll"], "r1": ["poll", "forget"]}
-    assert driver.steps["r0"] == ["detect", "launch", "poll", "forget"]
+    assert driver.direct_steps == {"r0": ["poll"], "r1": ["poll"]}
+    assert driver.steps["r0"] == ["detect", "launch", "poll"]
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
@@ -492,7 +494,8 @@ def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(
     def host(kind, script):
         if kind == "forget":
             return Outcome("unreachable", stderr="Shared connection to 127.0.0.9 closed.")
-        return ok(kind, script)
+        answer = ok(kind, script)  # its last poll could not remove the work dir: the controller sends a forget
+        return Outcome(answer.kind, stdout=answer.stdout.replace("@@sslbench-forgotten\n", ""))
 
     engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()})
     engine.run()
@@ -525,6 +528,76 @@ def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_c
     state = collector.hosts["r1"]
     assert state.result.status == HOST_OK and state.finished and state.result.measurements
     assert driver.calls == [("sslbench.yml", ["r1"])]  # nothing left to clean up
+
+
+def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_cells_again(tmp_path,
+                                                                                              monkeypatch):
+    """`poll forget` removes the work dir once it printed the last logs: if that output never arrives, the next
+    poll finds no work dir, and the host is launched again (the cells run again) rather than failed."""
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+
+    Clock(monkeypatch)
+    ok = router()
+    work = {"there": False}
+
+    def host(kind, script):
+        if kind == "launch":
+            work["there"] = True
+        if kind == "poll" and not work["there"]:
+            return Outcome("ok", stdout="\n@@sslbench-state gone\n")
+        answer = ok(kind, script)
+        if kind == "poll" and "@@sslbench-forgotten" in answer.stdout:
+            work["there"] = False
+            if driver.steps["r1"].count("launch") == 1:  # the first run's last poll: printed, then lost on the way
+                return Outcome("unreachable", stdout=answer.stdout[:40], stderr="Shared connection to 127.0.0.9 closed.")
+        return answer
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()}, forks=1)  # r1's launch: no wait
+    engine.run()
+    assert driver.steps["r1"] == ["detect", "launch", "poll", "poll", "launch", "poll"]
+    state = collector.hosts["r1"]
+    assert state.result.status == HOST_OK and state.finished and state.result.measurements
+    assert all(playbook != "cleanup.yml" for playbook, _ in driver.calls)  # nothing left on the hosts
+
+
+def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_so(tmp_path, monkeypatch):
+    """No answer was lost, yet the work dir is gone (a reboot, /tmp cleaned): the cells are not run again behind
+    the user's back; the host fails with the reason (it used to be the shell's `can't open run.sh`)."""
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+
+    Clock(monkeypatch)
+    ok = router()
+
+    def host(kind, script):
+        if kind == "poll":
+            return Outcome("ok", stdout="\n@@sslbench-state gone\n")
+        return ok(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()}, forks=1)
+    engine.run()
+    assert driver.steps["r1"] == ["detect", "launch", "poll"]
+    state = collector.hosts["r1"]
+    assert state.result.status == HOST_FAILED and "work dir was gone" in state.result.reason
+
+
+def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_with_room(tmp_path, monkeypatch):
+    """The poll step's script, run by a real shell: a missing work dir is a state, not a shell error; `forget`
+    only while the results have room (should writing them fail, the host still has what it shipped)."""
+    from fake_fleet import router
+
+    engine, _driver, collector = engine_for(tmp_path, {"r1": router()})
+    step = engine._poll_step("r1", 0.0)
+    assert step.forgets and step.script.rstrip().endswith("run.sh poll forget")
+    assert not Path(bench.work_dir(collector.run.run_id, "r1")).exists()
+    for shell in [s for s in ("/bin/sh", shutil.which("busybox")) if s]:
+        out = subprocess.run([shell, *(["sh"] if shell.endswith("busybox") else []), "-s"], input=step.script,
+                             capture_output=True, text=True, timeout=10)
+        assert (out.returncode, protocol.state(out.stdout), out.stderr) == (0, "gone", "")
+    monkeypatch.setattr(bench, "results_have_room", lambda run_dir: False)
+    step = engine._poll_step("r1", 0.0)
+    assert not step.forgets and step.script.rstrip().endswith("run.sh poll")
 
 
 def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, monkeypatch):

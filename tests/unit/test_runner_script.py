@@ -434,6 +434,33 @@ def test_forget_keeps_a_work_dir_with_logs_not_yet_shipped(tmp_path):
     assert not work.exists()
 
 
+def test_a_poll_told_to_forget_removes_the_work_dir_only_with_the_finished_runs_last_logs(tmp_path):
+    """`poll forget`: while the runner runs, and while logs are left for later polls, the work dir stays; the poll
+    that ships the last logs of a finished run removes it and says so (the controller sends no forget)."""
+    work, fake = workdir(tmp_path, [(f"00{i}-c", "speed big 7000") for i in range(1, 4)])  # three polls' worth
+    out = sh(work, "poll", "forget").stdout  # not started yet: running, as far as a poll can tell
+    assert protocol_state(out) == "running" and "@@sslbench-forgotten" not in out and work.is_dir()
+    assert sh(work, "start", str(fake)).returncode == 0
+    shipped, states = [], []
+    for _ in range(4):
+        out = sh(work, "poll", "forget").stdout
+        shipped += [cell for cell, _ in split_logs(out)]
+        states.append(protocol_state(out))
+        if not work.exists():
+            break
+        assert "@@sslbench-forgotten" not in out
+    assert states == ["pending", "pending", "finished"] and out.rstrip().endswith("@@sslbench-forgotten")
+    assert shipped == ["001-c", "002-c", "003-c"]
+
+
+def test_a_poll_told_to_forget_keeps_the_work_dir_of_a_runner_that_died(tmp_path):
+    work, fake = workdir(tmp_path, [("001-a", "speed sleep")])
+    (work / "progress").write_text("start 1 1 001-a\n")
+    (work / "pid").write_text("999999999\n")  # no such process: gone without `finished`
+    out = sh(work, "poll", "forget").stdout
+    assert protocol_state(out) == "died" and "@@sslbench-forgotten" not in out and work.is_dir()
+
+
 def test_a_launch_told_to_wait_returns_with_the_finished_poll_and_leaves_nothing_waiting(tmp_path):
     """`launch OPENSSL IDLE WAIT`: a short matrix comes back in the launch's own exec, as soon as the runner
     ended (not after WAIT), and nothing of the wait is left on the router."""
