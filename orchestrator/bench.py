@@ -21,8 +21,10 @@ on the hosts and ships what finished (playbooks/cleanup.yml).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import os
 import re
 import shlex
 import shutil
@@ -177,8 +179,9 @@ class HostFlow:
     launch_retries: int = 0
     launched: bool = False  # its runner and work dir may be on the host (a launch was handed out)
     forget_failed: bool = False  # finished, but its work dir could not be removed
-    answer_lost: bool = False  # a poll that may have removed the work dir lost its answer on the way
-    relaunched: bool = False  # ... and its cells were launched again (once)
+    resend: bool = False  # the last poll's answer was lost on the way: the next one ships everything again
+    answer_lost: bool = False  # ... and that poll may have removed the work dir (`poll forget`)
+    relaunched: bool = False  # ... which it had, with cells not stored yet: they were launched again (once)
     linked: bool = False  # its task asks through the socket in this pass
     shipped: bool = False  # its step went as a file in this pass (a site worker's host, or the first pass's detect)
     in_flight: bool = False  # a step was handed out whose outcome has not come back
@@ -245,9 +248,15 @@ class Engine:
             extravars: dict[str, object] = dict(work_dirs(self.collector.run.run_id, left))
             if self.unwritable:  # openssl stopped, but what was not saved stays on the hosts: said where
                 extravars["sslbench_keep_work_dirs"] = True
-                print("sslbench: the results cannot be written, so the logs not yet saved stay on the hosts, in "
-                      "their work dirs (a reboot clears /tmp): " + ", ".join(
-                          f"{name} {work_dir(self.collector.run.run_id, name)}" for name in left), file=sys.stderr)
+                gone = [name for name in left if self.collector.hosts[name].work_dir_gone]
+                kept = [name for name in left if name not in gone]
+                if kept:
+                    print("sslbench: the results cannot be written, so the logs not yet saved stay on the hosts, in "
+                          "their work dirs (a reboot clears /tmp): " + ", ".join(
+                              f"{name} {work_dir(self.collector.run.run_id, name)}" for name in kept), file=sys.stderr)
+                if gone:  # the results filled up between the poll's room check and its answer
+                    print("sslbench: the results cannot be written, and the last logs of " + ", ".join(gone)
+                          + " are lost: their last poll had removed the work dir", file=sys.stderr)
             self.driver.play(playbook=CLEANUP_PLAYBOOK, extravars=extravars, on_event=self.collector.on_event,
                              cancellable=False, hosts=left)
         return self.plans
@@ -450,15 +459,20 @@ class Engine:
         """After a poll (or a launch that waited, or a forget): forget once all is shipped, else poll again."""
         state = flow.state
         if step.task == POLL:
-            if state.poll_problem == HOST_UNREACHABLE:
+            if state.poll_problem == HOST_UNREACHABLE or (state.poll_state is None and state.poll_problem is None):
+                flow.resend = True  # (an output cut short, without its state line, is lost too)
                 flow.answer_lost = flow.answer_lost or step.forgets
-            elif state.poll_state == "gone" and flow.answer_lost and not flow.relaunched:
-                # that poll removed the work dir, and its answer with the last logs was lost: the cells run again
-                # (those already stored stay as they are)
-                flow.relaunched = True
-                return self._launch_step(state, self.plans[state.name][1], wait=0)
+            elif state.poll_state == "gone" and flow.answer_lost:
+                # that poll removed the work dir after printing its last logs, and its answer was lost on the way
+                plan = self.plans[state.name][1]
+                missing = [cell for cell in plan.cells if cell.id not in state.cells_done]
+                if not missing:
+                    state.poll_state, state.work_dir_gone = "finished", True  # all but its end had come
+                elif not flow.relaunched:  # the cells not stored run again
+                    flow.relaunched = True
+                    return self._launch_step(state, dataclasses.replace(plan, cells=missing), wait=0)
             elif state.poll_state is not None:
-                flow.answer_lost = False
+                flow.resend = flow.answer_lost = False
         if (step.task != FORGET and state.poll_state == "finished" and state.poll_problem is None
                 and not state.work_dir_gone):
             return Step(FORGET, self._runner(state.name, "forget"), now)  # shipped: its work dir can go
@@ -469,7 +483,7 @@ class Engine:
             state.poll_problem = None
         assert flow.schedule is not None  # polled, so launched
         done = _after_poll(self.collector, state.name, flow.schedule, now)
-        return None if done else self._poll_step(state.name, flow.schedule.due)
+        return None if done else self._poll_step(state.name, flow.schedule.due, again=flow.resend)
 
     def _after_detect(self, flow: HostFlow, task: str) -> Step | None:
         state = flow.state
@@ -539,14 +553,15 @@ class Engine:
     def _runner(self, host: str, command: str) -> str:
         return f"sh {shlex.quote(work_dir(self.collector.run.run_id, host))}/run.sh {command}\n"
 
-    def _poll_step(self, host: str, due: float) -> Step:
+    def _poll_step(self, host: str, due: float, again: bool = False) -> Step:
         """A poll. While the results have room (should writing them fail, what the host shipped must still be on
         it), the poll that finds the run finished and ships its last logs removes the work dir too: no forget step
-        (an SSH exec) after it. A work dir already gone says so instead of failing the shell."""
+        (an SSH exec) after it. `again`: the last poll's answer was lost, so what earlier polls shipped comes
+        again. A work dir already gone says so instead of failing the shell."""
         forgets = results_have_room(self.collector.run_dir)
         work = shlex.quote(work_dir(self.collector.run.run_id, host))
-        script = (f'[ -d {work} ] || {{ echo; echo "{protocol.STATE}gone"; exit 0; }}\n'
-                  + self._runner(host, "poll forget" if forgets else "poll"))
+        words = "poll" + (" forget" if forgets else "") + (" again" if again else "")
+        script = f'[ -d {work} ] || {{ echo; echo "{protocol.STATE}gone"; exit 0; }}\n' + self._runner(host, words)
         return Step(POLL, script, due, forgets)
 
     def _diagnose_hidden_hops(self) -> None:
@@ -571,8 +586,9 @@ class Engine:
 
 
 def results_have_room(run_dir: Path) -> bool:
+    """Room to write the results, and the right to (a filesystem remounted read-only has room but takes nothing)."""
     try:
-        return shutil.disk_usage(run_dir).free >= ROOM_TO_FORGET
+        return shutil.disk_usage(run_dir).free >= ROOM_TO_FORGET and os.access(run_dir, os.W_OK)
     except OSError:
         return False
 

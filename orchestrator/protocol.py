@@ -6,7 +6,8 @@ the markers of playbooks/files/*.sh and the playbooks.
   run.sh poll     `@@sslbench-progress`, new progress lines, `@@sslbench-log ID` … `@@sslbench-endlog ID` per
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
                   `@@sslbench-state STATE` last (`gone`: the poll step found no work dir); `poll forget`, and
-                  `@@sslbench-forgotten` after it when it removed the work dir too (what `run.sh forget` does)
+                  `@@sslbench-forgotten` after it when it removed the work dir too (what `run.sh forget` does);
+                  `poll again`: what the poll before shipped, once more
   run.sh launch   `@@sslbench-state started`; told to wait, then a poll's output, and `@@sslbench-forgotten`
                   as after `poll forget`
   conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and

@@ -10,9 +10,11 @@
 #                             subshell instead): with conditions.sh, idle gate (at most IDLE_MAX s, 0 = none) and
 #                             snapshot first, every cell through conditions.sh's `cell` (evidence appended to its
 #                             log), snapshot after; logs/conditions-{idle,before,after}.log
-#   sh run.sh poll [forget]   print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs);
+#   sh run.sh poll [forget] [again]
+#                             print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs);
 #                             with `forget`, a poll that found the run finished and shipped its last logs
-#                             removes the work dir too (the controller then sends no forget)
+#                             removes the work dir too (the controller then sends no forget); with `again` (the
+#                             last poll's answer was lost on the way), what earlier polls shipped goes again
 #   sh run.sh forget          remove the work dir of a finished run whose every log was shipped
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
 # Files: pid (the runner's pid), child.pid, progress, runner.out (what the runner itself printed: the host's
@@ -107,7 +109,9 @@ launch() {
     (
         start_runner "$1" "$2"
         wait "$runner"
-        [ -e waited ] || kill "$sleeper" 2>/dev/null  # not once this shell is gone: its pid may be another's
+        # not once this shell is gone (its pid may be another's), nor once a poll removed the work dir (it did
+        # so after this shell wrote `waited` and was gone)
+        [ -e waited ] || ! [ -e cells.txt ] || kill "$sleeper" 2>/dev/null
     ) </dev/null >/dev/null 2>&1 &
     echo "@@sslbench-state started"
     wait "$sleeper"
@@ -287,6 +291,14 @@ poll() {
     echo "@@sslbench-state $state"
 }
 
+# The controller lost the answer of the last poll: the logs it moved to shipped/ and the progress lines it counted
+# as sent go again (the controller keeps the first copy of each log it gets).
+resend() {
+    set -- shipped/*.log
+    [ -f "$1" ] && mv "$@" logs/
+    echo 0 > progress.sent
+}
+
 forget() {
     # After a poll said `finished` and the controller has its output: the work dir goes (only then, so a poll
     # whose output was lost on the way can be asked again). Returns 0 when it is gone.
@@ -328,11 +340,17 @@ echo ""
 case "$1" in
     launch) launch "$2" "$3" "$4" ;;
     start) run_cells "$2" "$3" ;;
-    poll) case $2 in forget) last_poll=1 ;; esac
+    poll) shift
+          for word do
+              case $word in
+                  forget) last_poll=1 ;;
+                  again) resend ;;
+              esac
+          done
           poll
           [ -z "${last_poll:-}" ] || forget_shipped ;;
     forget) forget || : ;;  # a dir kept (logs not yet shipped) is not a failed step
     stop) stop ;;
-    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll [forget] | forget | stop" >&2
+    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll [forget] [again] | forget | stop" >&2
        exit 2 ;;
 esac

@@ -41,7 +41,7 @@ def step_kind(script: str) -> str:
         return "detect"
     if "sslbench launcher" in script:
         return "launch"
-    if re.search(r"run\.sh poll( forget)?$", script.rstrip()):
+    if re.search(r"run\.sh poll( forget)?( again)?$", script.rstrip()):
         return "poll"
     if script.rstrip().endswith("run.sh forget"):
         return "forget"
@@ -80,7 +80,7 @@ def router(detect_file: str = "rig-openwrt1.detect.txt", finished_after: int = 1
             done = "".join(f"done {k} {len(cells)} {c} 0\n" for k, c in enumerate(cells, 1))
             logs = "".join(f"@@sslbench-log {c}\n{MR_LOG}\n@@sslbench-endlog {c}\n" for c in cells)
             # every log fits this output: `poll forget` removes the work dir too, as run.sh does
-            forgot = "@@sslbench-forgotten\n" if script.rstrip().endswith("poll forget") else ""
+            forgot = "@@sslbench-forgotten\n" if re.search(r"poll forget( again)?$", script.rstrip()) else ""
             return Outcome("ok", stdout=f"\n@@sslbench-progress\n{done}{logs}@@sslbench-state finished\n{forgot}")
         return Outcome("ok")
 

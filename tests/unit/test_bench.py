@@ -3,6 +3,7 @@ dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -137,7 +138,7 @@ def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_
 
 # --- the engine: each host through its steps, over the socket its task asks (tests/unit/fake_fleet.py) --------
 
-def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, **driver_kw):
+def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, sizes=(1024,), **driver_kw):
     from fake_fleet import FakeDriver
     from orchestrator.fleet import PlanOptions
     from orchestrator.matrix import MatrixRequest
@@ -147,7 +148,7 @@ def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, **driver_kw):
     collector, _ = make_collector(tmp_path)
     collector.hosts.clear()
     collector.run.hosts.clear()
-    request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=[1024], threads=[1], apis=["evp"], seconds=1)
+    request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=list(sizes), threads=[1], apis=["evp"], seconds=1)
     engine = bench.Engine(driver, collector, PlanOptions(request=request, idle_wait=0), Interrupt(),
                           bench=bench_on)
     if driver.direct:
@@ -414,6 +415,39 @@ def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch,
     assert driver.calls[-1][0] == "cleanup.yml"  # launched hosts are stopped, not left measuring for nothing
 
 
+def test_logs_a_poll_took_off_its_host_that_the_results_could_not_take_are_said_lost(tmp_path, monkeypatch, capsys):
+    """The results had room when the last poll was sent (it removes the work dir) and none when its logs came: the
+    user is told those logs are lost, not that they wait on the host; the other host's do wait there."""
+    from fake_fleet import Clock, router
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()}, forks=1)  # both polled
+
+    def full(state, name, text):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(collector, "_store", full)
+    engine.run()
+    err = capsys.readouterr().err
+    assert driver.steps == {"r1": ["detect", "launch", "poll"], "r2": ["detect", "launch"]}
+    assert "the last logs of r1 are lost" in err
+    assert f"r2 {bench.work_dir(collector.run.run_id, 'r2')}" in err
+    assert f"r1 {bench.work_dir(collector.run.run_id, 'r1')}" not in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a read-only tmpfs for the results")
+def test_results_on_a_read_only_filesystem_have_no_room_to_forget(tmp_path):
+    disk = tmp_path / "ro"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", str(disk)], check=True)
+    try:
+        assert bench.results_have_room(disk)
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        assert not bench.results_have_room(disk)  # room, but nothing can be written
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs for the results")
 def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, monkeypatch, capsys):
     """The results on a real filesystem that another process fills while the cells run: the logs the hosts
@@ -530,35 +564,83 @@ def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_c
     assert driver.calls == [("sslbench.yml", ["r1"])]  # nothing left to clean up
 
 
-def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_cells_again(tmp_path,
-                                                                                              monkeypatch):
-    """`poll forget` removes the work dir once it printed the last logs: if that output never arrives, the next
-    poll finds no work dir, and the host is launched again (the cells run again) rather than failed."""
+LOST = "Shared connection to 127.0.0.9 closed."
+
+
+@pytest.mark.parametrize("lost, steps", [
+    # cut short: ssh failed, or ended with what it had (no state line): the cells not stored run again
+    ("cut", ["detect", "launch", "poll", "poll", "launch", "poll"]),
+    ("cut-ok", ["detect", "launch", "poll", "poll", "launch", "poll"]),
+    # half the logs came: only the other half run again
+    ("half", ["detect", "launch", "poll", "poll", "launch", "poll"]),
+    # every log came, only the end of the session was lost: nothing runs again
+    ("all-but-its-end", ["detect", "launch", "poll", "poll"]),
+])
+def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_path, monkeypatch, lost, steps):
+    """`poll forget` removes the work dir once it printed the last logs: if that output never arrives whole, the
+    next poll (told to ship again) finds no work dir, and the host is launched again for the cells not stored
+    rather than failed."""
     from fake_fleet import Clock, router
     from orchestrator.hostlink import Outcome
 
     Clock(monkeypatch)
     ok = router()
     work = {"there": False}
+    polls, launched = [], []
 
     def host(kind, script):
         if kind == "launch":
             work["there"] = True
-        if kind == "poll" and not work["there"]:
-            return Outcome("ok", stdout="\n@@sslbench-state gone\n")
+            launched.append(re.search(r"^echo '([^']*)' > cells\.txt", script, re.M).group(1).splitlines())
+        if kind == "poll":
+            polls.append(script.rstrip().rsplit("run.sh ", 1)[1])
+            if not work["there"]:
+                return Outcome("ok", stdout="\n@@sslbench-state gone\n")
         answer = ok(kind, script)
         if kind == "poll" and "@@sslbench-forgotten" in answer.stdout:
             work["there"] = False
             if driver.steps["r1"].count("launch") == 1:  # the first run's last poll: printed, then lost on the way
-                return Outcome("unreachable", stdout=answer.stdout[:40], stderr="Shared connection to 127.0.0.9 closed.")
+                if lost == "cut-ok":
+                    return Outcome("ok", stdout=answer.stdout[:40])
+                cut = {"all-but-its-end": len(answer.stdout), "half": len(answer.stdout) // 2}.get(lost, 40)
+                return Outcome("unreachable", stdout=answer.stdout[:cut], stderr=LOST)
         return answer
 
-    engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()}, forks=1)  # r1's launch: no wait
+    # r1's launch: no wait; four cells, so that half their logs can come
+    engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()}, forks=1, sizes=(16, 256, 1024, 8192))
     engine.run()
-    assert driver.steps["r1"] == ["detect", "launch", "poll", "poll", "launch", "poll"]
+    assert driver.steps["r1"] == steps
+    assert polls[:2] == ["poll forget", "poll forget again"]
     state = collector.hosts["r1"]
     assert state.result.status == HOST_OK and state.finished and state.result.measurements
+    assert state.cells_done == {cell.id for cell in state.plan.cells}
+    if len(launched) == 2:  # launched again: the cells whose logs had not come, no other
+        ids = [line.split("\t")[0] for line in launched[1]]
+        assert 0 < len(ids) and (len(ids) < len(launched[0])) == (lost == "half"), (ids, launched[0])
     assert all(playbook != "cleanup.yml" for playbook, _ in driver.calls)  # nothing left on the hosts
+
+
+def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_again(tmp_path, monkeypatch):
+    """A poll's logs are moved to shipped/ once printed: when that output is lost, the next poll says `again`
+    (run.sh then ships them again), and only until one answer comes back whole."""
+    from fake_fleet import Clock, router
+    from orchestrator.hostlink import Outcome
+
+    Clock(monkeypatch)
+    ok = router(finished_after=2)
+    polls = []
+
+    def host(kind, script):
+        if kind == "poll":
+            polls.append(script.rstrip().rsplit("run.sh ", 1)[1])
+            if len(polls) == 1:
+                return Outcome("unreachable", stderr=LOST)
+        return ok(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host, "r2": router()}, forks=1)
+    engine.run()
+    assert polls == ["poll forget", "poll forget again", "poll forget"]
+    assert collector.hosts["r1"].result.status == HOST_OK
 
 
 def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_so(tmp_path, monkeypatch):

@@ -450,7 +450,21 @@ def test_a_poll_told_to_forget_removes_the_work_dir_only_with_the_finished_runs_
             break
         assert "@@sslbench-forgotten" not in out
     assert states == ["pending", "pending", "finished"] and out.rstrip().endswith("@@sslbench-forgotten")
-    assert shipped == ["001-c", "002-c", "003-c"]
+    assert shipped == ["001-c", "002-c", "003-c"] and len(out) < 14000
+
+
+def test_a_poll_told_again_ships_what_a_lost_answer_carried(tmp_path):
+    """The controller lost a poll's output: `poll again` prints the progress lines and the logs that poll had
+    shipped (moved to shipped/), then carries on as a poll; later polls do not repeat them."""
+    work, fake = workdir(tmp_path, [("001-a", "speed -mr"), ("002-b", "speed fail")])
+    assert sh(work, "start", str(fake)).returncode == 0
+    first = sh(work, "poll").stdout  # the answer lost on the way
+    assert [c for c, _ in split_logs(first)] == ["001-a", "002-b"] and not list((work / "logs").iterdir())
+    again = sh(work, "poll", "forget", "again").stdout
+    assert split_logs(again) == split_logs(first)
+    assert exit_codes(progress_part(again)) == exit_codes(progress_part(first)) == {"001-a": 0, "002-b": 1}
+    assert protocol_state(again) == "finished" and again.rstrip().endswith("@@sslbench-forgotten")
+    assert not work.exists() and len(again) < 14000
 
 
 def test_a_poll_told_to_forget_keeps_the_work_dir_of_a_runner_that_died(tmp_path):
