@@ -468,8 +468,8 @@ class Engine:
                 missing = [cell for cell in plan.cells if cell.id not in state.cells_done]
                 if not missing:
                     state.poll_state, state.work_dir_gone = "finished", True  # all but its end had come
-                elif not flow.relaunched:  # the cells not stored run again
-                    flow.relaunched = True
+                elif not flow.relaunched:  # the cells not stored run again (the launcher makes the work dir anew)
+                    flow.relaunched, flow.resend, flow.answer_lost = True, False, False
                     return self._launch_step(state, dataclasses.replace(plan, cells=missing), wait=0)
             elif state.poll_state is not None:
                 flow.resend = flow.answer_lost = False

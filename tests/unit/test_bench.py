@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import bench, protocol
-from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
+from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
 from orchestrator.runner import host_event
 from orchestrator.runner import HostEvent
 from test_runner import make_collector, runner_event
@@ -618,6 +618,43 @@ def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_pat
         ids = [line.split("\t")[0] for line in launched[1]]
         assert 0 < len(ids) and (len(ids) < len(launched[0])) == (lost == "half"), (ids, launched[0])
     assert all(playbook != "cleanup.yml" for playbook, _ in driver.calls)  # nothing left on the hosts
+
+
+@pytest.mark.skipif(not shutil.which("openssl"), reason="runs this machine's openssl")
+def test_a_lost_last_poll_on_a_real_shell_runs_the_missing_cells_again_and_leaves_nothing(tmp_path):
+    """The same, with every step of r1 run by a real shell on this machine (BusyBox ash where there is one, as on
+    a router), real openssl cells and a real work dir in /tmp: its last poll removes the work dir and its output
+    is cut short on the way; the next poll finds no work dir, the cells run again, and the host ends ok with every
+    cell, nothing left in /tmp."""
+    from fake_fleet import router
+    from orchestrator.hostlink import Outcome
+
+    shell = [shutil.which("busybox"), "sh", "-s"] if shutil.which("busybox") else ["/bin/sh", "-s"]
+    polls = []
+
+    def real(kind, script):
+        out = subprocess.run(shell, input=script, capture_output=True, text=True, timeout=120)
+        answer = Outcome("ok" if out.returncode == 0 else "failed", stdout=out.stdout, stderr=out.stderr,
+                         rc=out.returncode)
+        if kind == "poll":
+            polls.append((script.rstrip().rsplit("run.sh ", 1)[1], protocol.state(out.stdout)))
+            if "@@sslbench-forgotten" in out.stdout and driver.steps["r1"].count("launch") == 1:
+                return Outcome("unreachable", stdout=out.stdout[:40], stderr=LOST)
+        return answer
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": real, "r2": router()}, forks=1, sizes=(16, 1024))
+    try:
+        engine.run()
+        state = collector.hosts["r1"]
+        assert state.result.status == HOST_OK and state.finished, (state.result.reason, polls)
+        assert driver.steps["r1"].count("launch") == 2 and ("poll forget again", "gone") in polls, polls
+        assert len(state.plan.cells) == 2 and state.cells_done == {cell.id for cell in state.plan.cells}
+        assert all(m.status == OK and m.bytes_per_second > 0 for m in state.result.measurements)
+    finally:
+        work = Path(bench.work_dir(collector.run.run_id, "r1"))
+        left = work.exists()
+        shutil.rmtree(work, ignore_errors=True)
+    assert not left
 
 
 def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_again(tmp_path, monkeypatch):
