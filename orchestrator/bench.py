@@ -456,7 +456,8 @@ class Engine:
         flow.step = self._after_launch(flow, now) if step.task == LAUNCH else self._after_poll_step(flow, step, now)
 
     def _after_poll_step(self, flow: HostFlow, step: Step, now: float) -> Step | None:
-        """After a poll (or a launch that waited, or a forget): forget once all is shipped, else poll again."""
+        """After a poll (or a launch that waited, or a forget): forget once all is shipped, else poll again (after
+        a lost answer, asking for it again; its work dir gone with it, launching the cells whose logs did not come)."""
         state = flow.state
         if step.task == POLL:
             if state.poll_problem == HOST_UNREACHABLE or (state.poll_state is None and state.poll_problem is None):

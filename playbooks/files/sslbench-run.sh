@@ -122,8 +122,8 @@ launch() {
 }
 
 # After a last poll (last_poll set): finished and all shipped, the work dir goes now, saving the controller a forget
-# (an SSH exec). Should this output be lost on the way, the controller launches again and, finding no work dir,
-# the cells run again.
+# (an SSH exec). Should this output be lost on the way, the controller finds no work dir (a launch's launcher, a
+# poll's `gone`) and runs again the cells whose logs did not come.
 forget_shipped() {
     if [ "$state" = finished ] && remove_work_dir; then
         echo "@@sslbench-forgotten"
