@@ -38,6 +38,28 @@ SOURCE = REFERENCE  # Run.source of reference runs
 STORE_DIR = "reference"  # <results>/reference/<id>/ holds the entries `sslbench import --reference` added
 REQUIRED = ("id", "board", "source")
 UNKNOWN = "unknown"
+LOG, FIGURES = "log", "figures"  # Entry.kind: a whole published log (<id>.txt), or a table row / a few figures
+KINDS = (LOG, FIGURES)
+UNITS = {"k": 1000.0, "B/s": 1.0}  # "k": openssl's "1000s of bytes per second processed" (a value printed "123.45k")
+ALL_THREADS = "all"  # a figure of `-multi $(nproc)`: threads = the entry's cores
+
+
+@dataclass
+class Figure:
+    """One published figure of a summary entry, as printed (`value`), and where it sits when the source says so."""
+
+    algorithm: str
+    value: str  # as published: "8271.81k", "785498"
+    block: int | None = None  # bytes; None: the source does not say which block size
+    threads: int | None = 1  # None: not stated (or "all" without a known core count)
+    label: str = ""  # the source's own name of the figure (a column heading, a row name)
+
+    def bytes_per_second(self, unit: str) -> float:
+        return figure_value(self.value, unit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "value": self.value, "block": self.block if self.block else UNKNOWN,
+                "threads": self.threads if self.threads else UNKNOWN, "label": self.label}
 
 
 @dataclass
@@ -54,9 +76,21 @@ class Entry:
     retrieved: str = UNKNOWN
     notes: str = ""
     clusters: str = ""  # "Cortex-A53,Cortex-A72": the clusters of unlabelled per-cluster rows, in row order
+    kind: str = LOG  # LOG or FIGURES
+    accuracy: str = ""  # what the source itself says of its figures' accuracy
+    cores: str = UNKNOWN  # CPU count the source gives: a `-multi $(nproc)` figure ran on that many
+    unit: str = "k"  # of figures printed without a unit (UNITS)
+    table: str = ""  # FIGURES: a published `type ... bytes` header and its row(s), as printed
+    figures: list[Figure] = field(default_factory=list)  # FIGURES: single published figures
 
-    def to_dict(self) -> dict[str, str]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "figures"}
+        out["figures"] = [f.to_dict() for f in self.figures]
+        return out
+
+    @property
+    def summary(self) -> bool:
+        return self.kind == FIGURES
 
 
 @dataclass
@@ -78,11 +112,74 @@ def load_entries(directory: Path = KNOWN_DIR) -> list[Entry]:
 
 
 def entry_of(item: dict[str, Any], where: str) -> Entry:
+    """An entry from a boards.toml table (or `import --reference`'s options): every problem a UserError."""
     missing = [key for key in REQUIRED if not str(item.get(key, "")).strip()]
     if missing:
         raise UserError(f"{where}: a reference entry lacks {', '.join(missing)}")
-    known = {name: str(value) for name, value in item.items() if name in Entry.__dataclass_fields__}
-    return Entry(**known)
+    where = f"{where}: reference '{item['id']}'"
+    unknown = sorted(set(item) - set(Entry.__dataclass_fields__) - {"figure"})
+    if unknown:
+        raise UserError(f"{where}: unknown key(s) {', '.join(unknown)} (keys: {', '.join(Entry.__dataclass_fields__)})")
+    known = {name: str(value) for name, value in item.items() if name in Entry.__dataclass_fields__
+             and name != "figures"}
+    entry = Entry(**known)  # type: ignore[arg-type]  # figures left out: read below
+    if entry.kind not in KINDS:
+        raise UserError(f"{where}: kind '{entry.kind}' is neither {LOG!r} (a published log) nor {FIGURES!r} "
+                        "(a table row or a few published figures)")
+    if entry.unit not in UNITS:
+        raise UserError(f"{where}: unit '{entry.unit}' is not one of {', '.join(UNITS)}")
+    items = item.get("figure", item.get("figures", []))
+    if not isinstance(items, list) or not all(isinstance(f, dict) for f in items):
+        raise UserError(f"{where}: figures are tables ([[board.figure]]) with algorithm, block, threads and value")
+    entry.figures = [figure_of(f, entry, f"{where}, figure {i + 1}") for i, f in enumerate(items)]
+    if entry.kind == FIGURES and not (entry.figures or entry.table.strip()):
+        raise UserError(f"{where}: a 'figures' entry needs its published figures ([[board.figure]] or table)")
+    if entry.kind == LOG and (entry.figures or entry.table.strip()):
+        raise UserError(f"{where}: figures or a table belong to kind = \"figures\"; a 'log' entry is its <id>.txt")
+    return entry
+
+
+def figure_of(item: dict[str, Any], entry: Entry, where: str) -> Figure:
+    missing = [key for key in ("algorithm", "value") if not str(item.get(key, "")).strip()]
+    if missing:
+        raise UserError(f"{where}: lacks {', '.join(missing)}")
+    extra = sorted(set(item) - {"algorithm", "value", "block", "threads", "label"})
+    if extra:
+        raise UserError(f"{where}: unknown key(s) {', '.join(extra)} (keys: algorithm, value, block, threads, label)")
+    value = str(item["value"]).strip()
+    figure_value(value, entry.unit, where)  # a value that is no number fails here, not in a report
+    block = _count(item.get("block", UNKNOWN), where, "block")
+    threads_text = str(item.get("threads", 1)).strip().lower()
+    if threads_text == ALL_THREADS:
+        threads = _count(entry.cores, where, "cores") if entry.cores.strip().lower() != UNKNOWN else None
+    else:
+        threads = _count(threads_text, where, "threads")
+    return Figure(str(item["algorithm"]).strip().lower(), value, block, threads, str(item.get("label", "")))
+
+
+def _count(text: Any, where: str, name: str) -> int | None:
+    """A positive whole number, or None for "unknown"."""
+    word = str(text).strip().lower()
+    if word == UNKNOWN:
+        return None
+    if not word.isdigit() or int(word) < 1:
+        raise UserError(f"{where}: {name} '{text}' is not a positive whole number or \"unknown\"")
+    return int(word)
+
+
+def figure_value(text: str, unit: str, where: str = "a figure") -> float:
+    """bytes/s of a published figure: "123.45k" is openssl's 1000s of bytes per second; a bare number has `unit`."""
+    word = text.strip().replace(",", "")
+    factor = UNITS[unit]
+    if word.lower().endswith("k"):
+        word, factor = word[:-1], UNITS["k"]
+    try:
+        number = float(word)
+    except ValueError:
+        raise UserError(f"{where}: value '{text}' is not a number (as openssl prints it: 8271.81k)") from None
+    if not number > 0 or number == float("inf"):
+        raise UserError(f"{where}: value '{text}' is not a positive figure")
+    return number * factor
 
 
 def api_of(options: str) -> str | None:
@@ -148,9 +245,70 @@ def _clusters(entry: Entry, measurements: list[Measurement], notes: list[str]) -
     return [m for m in measurements if id(m) not in drop]
 
 
+def read_figures(entry: Entry) -> Board:
+    """A summary entry as a host result: its table read by the log parser, and each single figure whose block size
+    and threads the source states as a cell. The rest stay in entry.figures (not cells: where it sits is unknown)."""
+    measurements: list[Measurement] = []
+    notes: list[str] = []
+    version = entry.openssl if entry.openssl != UNKNOWN else None
+    if entry.table.strip():
+        board = read(entry, entry.table)
+        measurements = board.result.measurements
+        notes = board.notes
+    api = api_of(entry.options)
+    seen: dict[Key, int] = {}
+    for f in entry.figures:
+        if f.block is None or f.threads is None:
+            continue
+        m = Measurement(f.algorithm, f.block, f.bytes_per_second(entry.unit), threads=f.threads, api=api,
+                        openssl_version=version)
+        m.repeat = seen.get(key_of(m), 0)
+        seen[key_of(m)] = m.repeat + 1
+        measurements.append(m)
+    openssl = OpenSSLBuild(version=version)
+    result = HostResult(entry.id, firmware=f"reference: {entry.board}", cpu=CpuFacts(model=entry.cpu, arch=entry.arch),
+                        openssl=openssl, measurements=measurements)
+    return Board(entry, result, notes)
+
+
+def read_entry(entry: Entry, directory: Path = KNOWN_DIR) -> Board:
+    """Any entry: a log entry's <id>.txt from `directory`, a summary entry from its own figures."""
+    if entry.summary:
+        return read_figures(entry)
+    path = directory / f"{entry.id}.txt"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read the known board log {path}: {exc.strerror or exc}") from None
+    return read(entry, text)
+
+
+def not_told(entry: dict[str, Any] | Entry) -> str:
+    """What the published figures cannot tell, in words: API, threads, -elapsed, the measuring method."""
+    e = entry.to_dict() if isinstance(entry, Entry) else entry
+    options, version = str(e.get("options", UNKNOWN)), str(e.get("openssl", UNKNOWN))
+    api = api_of(options)
+    parts = [f"API {api}" if api else "API unknown"]
+    if options.strip().lower() == UNKNOWN:
+        parts.append("-elapsed unknown")
+    else:
+        parts.append("-elapsed" if "-elapsed" in options else "not -elapsed (CPU time)")
+    figures = e.get("figures") or []
+    if any(f.get("threads") == UNKNOWN for f in figures) or (str(e.get("kind")) == FIGURES and e.get("table")
+                                                               and "-multi" not in options):
+        parts.append("threads not stated")
+    if any(f.get("block") == UNKNOWN for f in figures):
+        parts.append("block size not stated")
+    parts.append(f"OpenSSL {version}" if version.lower() != UNKNOWN else "OpenSSL version unknown: method unknown")
+    return "; ".join(parts)
+
+
 def shipped(directory: Path = KNOWN_DIR) -> list[Board]:
     boards = []
     for entry in load_entries(directory):
+        if entry.summary:
+            boards.append(read_figures(entry))
+            continue
         path = directory / f"{entry.id}.txt"
         try:
             text = path.read_text(encoding="utf-8")
@@ -184,19 +342,29 @@ def known_run(results: Path | None = None, directory: Path = KNOWN_DIR) -> tuple
                hosts=hosts, source=SOURCE), notes
 
 
-def add(entry: Entry, log: Path, results: Path) -> Path:
-    """Store a reference entry (`sslbench import --reference`): <results>/reference/<id>/run.json and the log."""
-    text = read_text(log)
-    board = read(entry, text)
+def add(entry: Entry, log: Path | None, results: Path, command: list[str] | None = None) -> Path:
+    """Store a reference entry (`sslbench import --reference`): <results>/reference/<id>/run.json, and the log of a
+    log entry. A summary entry (kind "figures", log None) keeps its figures in run.json's entry."""
+    if entry.summary != (log is None):
+        raise UserError(f"reference '{entry.id}': " + ("a published log is a 'log' entry: leave out the figures"
+                                                       if log is not None else "a 'log' entry needs its LOG"))
+    text = read_text(log) if log is not None else ""
+    board = read_figures(entry) if log is None else read(entry, text)
+    if not board.result.measurements and not entry.figures:
+        raise UserError(f"reference '{entry.id}': no figure to store")
     name = store.safe_name(entry.id)
     run_dir = Path(results) / STORE_DIR / name
     if (run_dir / store.RUN_FILE).exists():
         raise UserError(f"a reference '{entry.id}' is already stored in {run_dir}; remove it first to replace it")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    copy = run_dir / f"{name}.txt"
-    copy.write_text(text, encoding="utf-8")
-    board.result.logs.append(copy.name)
-    run = Run(name, store.utc_now(), command=["sslbench", "import", "--reference", str(log)],
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if log is not None:
+            copy = run_dir / f"{name}.txt"
+            copy.write_text(text, encoding="utf-8")
+            board.result.logs.append(copy.name)
+    except OSError as exc:
+        raise UserError(f"cannot write the reference to {run_dir}: {exc.strerror or exc}") from None
+    run = Run(name, store.utc_now(), command=command or ["sslbench", "import", "--reference", str(log)],
               matrix={"reference": {entry.id: entry.to_dict()}, "notes": board.notes}, hosts=[board.result],
               source=SOURCE)
     store.save_run(run_dir, run)
