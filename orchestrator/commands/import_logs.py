@@ -7,11 +7,9 @@ one firmware gives `sslbench diff` something to test for significance.
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
-import tomllib
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from orchestrator import gcpause, reference, store
 from orchestrator.cells import Key, key_of
@@ -49,42 +47,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="one published figure instead of a LOG, value as printed: aes-128-gcm:16384=646187.19k "
                        "(k: 1000s of bytes/s, as openssl prints); BLOCK and THREADS may be 'unknown', THREADS 'all' "
                        "(-multi over --cores CPUs; default 1). Repeat it for each figure")
-    known.add_argument("--unit", choices=tuple(reference.UNITS), help="unit of --figure values printed without one "
+    known.add_argument("--unit", help=f"unit of --figure values printed without one: {' or '.join(reference.UNITS)} "
                        "(default k)")
     known.add_argument("--entry", type=Path, metavar="FILE.toml", help="a summary entry (kind = \"figures\") as a "
                        "TOML file: the keys of a boards.toml [[board]] table at its top level, figures as "
                        "[[figure]] tables")
     parser.set_defaults(func=main)
-
-
-FIGURE_SPEC = re.compile(r"^(?P<algorithm>[^:=\s]+):(?P<block>[^:=\s]+)(?::(?P<threads>[^:=\s]+))?=(?P<value>\S+)$")
-
-
-def figure_item(spec: str) -> dict[str, str]:
-    """--figure ALG:BLOCK[:THREADS]=VALUE as a boards.toml figure table (reference.figure_of checks the values)."""
-    match = FIGURE_SPEC.match(spec.strip())
-    if not match:
-        raise UserError(f"--figure '{spec}': write ALGORITHM:BLOCK[:THREADS]=VALUE, e.g. aes-128-gcm:16384=646187.19k "
-                        "or aes-128-gcm:unknown:all=3101794")
-    item = {k: v for k, v in match.groupdict().items() if v is not None}
-    item["label"] = f"--figure {spec.strip()}"
-    return item
-
-
-def entry_file(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not a TOML entry file: {exc}") from None
-    boards = data.get("board")
-    if isinstance(boards, list):  # a [[board]] table copied from boards.toml
-        if len(boards) != 1 or set(data) != {"board"}:
-            raise UserError(f"{path}: give one entry: one [[board]] table, or its keys at the top level")
-        data = boards[0]
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: not an entry")
-    data.setdefault("kind", reference.FIGURES)
-    return data
 
 
 FIELDS = ("cpu", "arch", "openssl", "options", "clusters", "notes", "accuracy", "cores", "unit")
@@ -97,7 +65,7 @@ def import_reference(args: argparse.Namespace) -> int:
         raise UserError("--reference stores one published entry: give exactly one LOG, or --figure (repeated), "
                         "or --entry FILE.toml")
     if args.entry:
-        item = entry_file(args.entry)
+        item = reference.entry_file(args.entry)
         given = {name: getattr(args, name) for name in (*FIELDS, "source", "board", "retrieved") if getattr(args, name)}
         if args.host:
             given["id"] = args.host
@@ -109,7 +77,7 @@ def import_reference(args: argparse.Namespace) -> int:
         item = {k: v for k, v in ((name, getattr(args, name)) for name in FIELDS) if v}
         item.update(id=args.host, board=args.board or args.host, source=args.source or "")
         if figures:
-            item.update(kind=reference.FIGURES, figure=[figure_item(spec) for spec in figures])
+            item.update(kind=reference.FIGURES, figure=[reference.figure_spec(spec) for spec in figures])
         where = "sslbench import --reference"
     if not str(item.get("source", "")).strip():
         raise UserError("--reference needs --source URL: a reference figure is only as good as where it came from")

@@ -245,6 +245,39 @@ def _clusters(entry: Entry, measurements: list[Measurement], notes: list[str]) -
     return [m for m in measurements if id(m) not in drop]
 
 
+# `sslbench import --reference --figure ALG:BLOCK[:THREADS]=VALUE`
+FIGURE_SPEC = re.compile(r"^(?P<algorithm>[^:=\s]+):(?P<block>[^:=\s]+)(?::(?P<threads>[^:=\s]+))?=(?P<value>\S+)$")
+
+
+def figure_spec(spec: str) -> dict[str, str]:
+    """--figure ALG:BLOCK[:THREADS]=VALUE as a boards.toml figure table (reference.figure_of checks the values)."""
+    match = FIGURE_SPEC.match(spec.strip())
+    if not match:
+        raise UserError(f"--figure '{spec}': write ALGORITHM:BLOCK[:THREADS]=VALUE, e.g. aes-128-gcm:16384=646187.19k "
+                        "or aes-128-gcm:unknown:all=3101794")
+    item = {k: v for k, v in match.groupdict().items() if v is not None}
+    item["label"] = f"--figure {spec.strip()}"
+    return item
+
+
+def entry_file(path: Path) -> dict[str, Any]:
+    """`--entry FILE.toml`: one entry, its keys at the top level or as one [[board]] table (kind "figures" unless
+    the file says otherwise)."""
+    try:
+        data = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not a TOML entry file: {exc}") from None
+    boards = data.get("board")
+    if isinstance(boards, list):  # a [[board]] table copied from boards.toml
+        if len(boards) != 1 or set(data) != {"board"}:
+            raise UserError(f"{path}: give one entry: one [[board]] table, or its keys at the top level")
+        data = boards[0]
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: not an entry")
+    data.setdefault("kind", FIGURES)
+    return data
+
+
 def read_figures(entry: Entry) -> Board:
     """A summary entry as a host result: its table read by the log parser, and each single figure whose block size
     and threads the source states as a cell. The rest stay in entry.figures (not cells: where it sits is unknown)."""
