@@ -120,9 +120,9 @@ def entry_of(item: dict[str, Any], where: str) -> Entry:
     unknown = sorted(set(item) - set(Entry.__dataclass_fields__) - {"figure"})
     if unknown:
         raise UserError(f"{where}: unknown key(s) {', '.join(unknown)} (keys: {', '.join(Entry.__dataclass_fields__)})")
-    known = {name: str(value) for name, value in item.items() if name in Entry.__dataclass_fields__
-             and name != "figures"}
-    entry = Entry(**known)  # type: ignore[arg-type]  # figures left out: read below
+    known: dict[str, Any] = {name: str(value) for name, value in item.items()
+                             if name in Entry.__dataclass_fields__ and name != "figures"}  # figures: read below
+    entry = Entry(**known)
     if entry.kind not in KINDS:
         raise UserError(f"{where}: kind '{entry.kind}' is neither {LOG!r} (a published log) nor {FIGURES!r} "
                         "(a table row or a few published figures)")
@@ -476,3 +476,17 @@ def quote(entry: dict[str, Any], result: HostResult) -> Quote | None:
     flags = sorted({flag for key, cell in cells.items() if placed and key.algorithm == algorithm
                     and key.block_size == block and key.operation is None for flag in cell.flags})
     return Quote(algorithm, block, one, multi[1] if multi else None, cores, placed, flags)
+
+
+def summary_note(run: Run) -> list[str]:
+    """What a table of a reference run cannot show by its labels: which known boards are summary figures (a
+    published row or ranking, not a log) and that their figures without block size or threads are in no table."""
+    entries = entries_of(run)
+    summaries = sorted(name for name, e in entries.items() if e.get("kind") == FIGURES)
+    if not summaries:
+        return []
+    loose = sum(1 for name in summaries for f in entries[name].get("figures") or []
+                if not (isinstance(f.get("block"), int) and isinstance(f.get("threads"), int)))
+    return [f"{len(summaries)} known boards are summary figures (a published table row or ranking, not a log): "
+            f"{', '.join(summaries)}; {loose} of their figures state no block size or threads and are in no table "
+            "(report --view line-rate and the site's comparison pages list them as published)"]

@@ -205,3 +205,14 @@ def test_the_readme_lists_every_entry_with_its_source():
     for entry_id, table in shipped_tables().items():
         assert any(line.startswith(f"- `{entry_id}` ") and str(table["source"]) in line
                    for line in readme.splitlines()), entry_id
+
+
+def test_the_default_report_says_which_known_boards_are_summary_figures(tmp_path, capsys):
+    results = _openwrt_store(tmp_path)
+    capsys.readouterr()
+    assert cli.main(["report", "--all", "--results", str(results), "--against", "known", "--width", "0"]) == 0
+    out = capsys.readouterr().out
+    [note] = [line for line in out.splitlines() if line.startswith("note: ") and "summary figures" in line]
+    assert "mt7621-v2ray-2603" in note and "clearfog-a1-armada388-sbcbench-sorted" in note
+    assert "nanopi-r2s-openwrt" not in note  # a log
+    assert re.search(r"clearfog-a1-armada388-sbcbench-sorted \(reference\) +44\.1\b", out)  # its cell, in MB/s
