@@ -186,13 +186,12 @@ def _known_boards(runs: Sequence[Run]) -> list[Block]:
                 every = f"{mbits(found.all_cores):,.0f} ({found.cores} cores)" if found.cores else \
                     f"{mbits(found.all_cores):,.0f} (cores not stated)"
             if not entries:
-                rows.append((rank, [labels[run.run_id, result.host], result.cpu.model or "",
-                                                     "your host", found.text, one, every, "", f"run {run.run_id}"]))
+                rows.append((rank, [labels[run.run_id, result.host], result.cpu.model or "", "your host",
+                                    found.text, one, every, "", f"run {run.run_id}"]))
                 continue
             kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
-            rows.append((rank, [labels[run.run_id, result.host], str(entry.get("cpu", "")), kind,
-                                                 found.text, one, every, reference.not_told(entry),
-                                                 str(entry.get("source", ""))]))
+            rows.append((rank, [labels[run.run_id, result.host], str(entry.get("cpu", "")), kind, found.text, one,
+                                every, reference.not_told(entry), str(entry.get("source", ""))]))
     if not any(row[2] != "your host" for _, row in rows):
         return []
     rows.sort(key=lambda row: -row[0])  # fastest first: where the user's host sits among them
