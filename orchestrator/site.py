@@ -328,9 +328,8 @@ def _known_sources(algorithm: str, shown: set[str], entries: dict[str, dict[str,
     rows = []
     for name in named:
         entry = entries.get(name, {})
-        source = str(entry.get("source", ""))
-        link = (f'<a href="{html.escape(source)}">{html.escape(source)}</a>'
-                if source.startswith(("https://", "http://")) else html.escape(source))
+        # as text, not a link: the site's links all resolve within it (it is read offline, from file://)
+        link = html.escape(str(entry.get("source", "")))
         kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
         rows.append([html.escape(_reference_name(name, entry)), html.escape(str(entry.get("cpu", ""))),
                      html.escape(kind), html.escape(reference.not_told(entry) if entry else ""),
