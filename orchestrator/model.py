@@ -149,10 +149,10 @@ class OsFacts:
     name: str | None = None  # pretty name
     version: str | None = None  # VERSION_ID / DISTRIB_RELEASE
     revision: str | None = None  # OpenWrt DISTRIB_REVISION, DD-WRT build number
-    target: str | None = None  # OpenWrt DISTRIB_TARGET / OPENWRT_BOARD ("mediatek/filogic"): which build of a release
     kernel: str | None = None  # uname -r
     machine: str | None = None  # uname -m
     uname: str | None = None  # the whole `uname -a` line
+    target: str | None = None  # OpenWrt DISTRIB_TARGET / OPENWRT_BOARD ("mediatek/filogic"): which build of a release
 
     def to_dict(self) -> dict[str, Any]:
         return _flat_dict(self)
