@@ -9,7 +9,10 @@ import http.server
 import shutil
 import subprocess
 import sys
+import tarfile
 import threading
+import urllib.request
+import zlib
 from pathlib import Path
 
 import pytest
@@ -148,3 +151,19 @@ def test_index_signed_with_an_unknown_key(shell, router, repository):
     assert result.stdout.endswith("1 unavailable, 0 stale; 1 distinct packages available\n")
     assert apk(shell, router, "add", "openssl-util").returncode == 1
     assert state(router) == before
+
+
+def test_the_indexes_carry_real_rsa_signatures_of_what_follows_them(repository, tmp_path):
+    """What the stand-in trusts by its key's name is a real signature: openssl verifies the index with the trusted
+    key and refuses the stranger's index with it (first gzip member: the signature's tar; the rest: what it signs)."""
+    for which, trusted in (("base", True), ("untrusted", False)):
+        blob = urllib.request.urlopen(repository[which], timeout=10).read()
+        stream = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        signature_tar, signed = stream.decompress(blob), stream.unused_data
+        header = tarfile.TarInfo.frombuf(signature_tar[:512], "utf-8", "surrogateescape")
+        assert header.name == f".SIGN.RSA.{'trusted' if trusted else 'stranger'}.rsa.pub"
+        (tmp_path / "signature").write_bytes(signature_tar[512:512 + header.size])
+        (tmp_path / "signed").write_bytes(signed)
+        verify = subprocess.run(["openssl", "dgst", "-sha1", "-verify", str(repository["key"]), "-signature",
+                                 str(tmp_path / "signature"), str(tmp_path / "signed")], capture_output=True, text=True)
+        assert (verify.returncode == 0) == trusted, verify.stdout + verify.stderr
