@@ -54,7 +54,7 @@ OPENWRT = {"23.05.5": ("mipsel_24kc", "ramips/mt7621", "bookworm", "mipsel"),
 DEBIAN_TRIPLET = {"mipsel": "mipsel-linux-gnu", "armhf": "arm-linux-gnueabihf"}
 # OpenWrt 25.x: apk instead of opkg. openwrt3 is a MediaTek Filogic (MT7981/7986, Cortex-A53) router, the
 # target of the real 25.12.5 release files in fixtures/openwrt/25.12.5; Debian bookworm's arm64 OpenSSL 3.0
-# stands in for 25.12's (3.5). Its repository is served beside the opkg feed, on a port of its own.
+# stands in for 25.12's own build. Its repository is served beside the opkg feed, on a port of its own.
 OPENWRT_APK = {"25.12.5": ("aarch64_cortex-a53", "mediatek/filogic", "bookworm", "arm64")}
 DEBIAN_TRIPLET["arm64"] = "aarch64-linux-gnu"
 APK_REPO_PORT = 2281
@@ -551,6 +551,7 @@ BUILDERS = {"raspbian": build_userland, "armbian": build_armbian, "centos": buil
             "busybox-openwrt-19.07": build_busybox, "busybox-ddwrt": build_busybox,
             "openwrt-23.05": build_openwrt, "openwrt-19.07": build_openwrt, "ddwrt": build_ddwrt, "feed": build_feed,
             "scale": build_scale,
+            # OpenWrt 25.x (apk): defined further down, in a block of their own
             "openwrt-25.12": lambda dest, name: build_openwrt_apk(dest, name),
             "apk-repo": lambda dest, name: build_apk_repo(dest, name)}
 _build_locks = {name: threading.Lock() for name in BUILDERS}  # builds wait for the builds they use
