@@ -115,16 +115,21 @@ def _copy_inventory(inventory: Path, into: Path) -> None:
 
 
 def ansible_error(stdout: str) -> str:
-    """What ansible-playbook said when it gave up: its ERROR lines (`ERROR!` before 2.19, `[ERROR]:`/`ERROR:`
-    since), each with the line after it when that explains it, joined on one line; "" when it said none."""
+    """What ansible-playbook said when it gave up, on one line: each ERROR (`ERROR!` before 2.19, `[ERROR]:` or
+    `ERROR:` since) with the line after it that explains it (2.19 puts the file that is missing there); for an
+    inventory it could not parse, why its first plugin could not (a warning: the error names only the source).
+    "" when it said none."""
     lines = [line.rstrip() for line in stdout.replace("\r\n", "\n").splitlines()]
     said: list[str] = []
     for i, line in enumerate(lines):
         if re.match(r"^(\[ERROR\]:|ERROR[!:])", line):
             text = re.sub(r"^(\[ERROR\]:|ERROR[!:])\s*", "", line)
             following = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            if following and not following.startswith(("[", "Origin:", "file:")) and text.endswith(":"):
+            if following and not following.startswith(("[", "Origin:", "file:", "<<<", "If you")):
                 text += " " + following
+            if "parse inventory" in text:
+                cause = next((w for w in lines if w.startswith("[WARNING]: Failed to parse")), "")
+                text += f" ({cause.removeprefix('[WARNING]: ')})" if cause else ""
             if text and text not in said:
                 said.append(text)
     return " | ".join(said[-3:])

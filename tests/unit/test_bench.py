@@ -418,6 +418,15 @@ def test_ansibles_error_lines_are_its_words_of_every_version():
                          "file: '<string>', line: 1\n") == (
         "Error reading config file (/p/ansible.cfg): File contains no section headers.")
     assert ansible_error("PLAY RECAP ***\nr1 : ok=1\n") == ""
+    # 2.19: the file is on the line after the error; an inventory's cause is in the first plugin's warning
+    assert ansible_error("[ERROR]: Unable to retrieve file contents.\nCould not find or access '/p/v.yml' on the "
+                         "Ansible Controller.\nIf you are using a module ...\n") == (
+        "Unable to retrieve file contents. Could not find or access '/p/v.yml' on the Ansible Controller.")
+    assert ansible_error("[WARNING]: Failed to parse inventory with 'auto' plugin: Failed to parse '/p/c.yml': "
+                         "'x' is undefined\n\n[WARNING]: Failed to parse inventory with 'yaml' plugin: no\n"
+                         "[ERROR]: Completely failed to parse inventory source /p/c.yml\n") == (
+        "Completely failed to parse inventory source /p/c.yml (Failed to parse inventory with 'auto' plugin: "
+        "Failed to parse '/p/c.yml': 'x' is undefined)")
 
 
 def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
