@@ -1,0 +1,66 @@
+"""The SSH options and variables of an Ansible user, on a rig host (raspbian1, OpenSSH): the same inputs, from the
+user's project directory, through ansible-playbook and through `sslbench hosts`, the same outcome. The project
+holds the key, known_hosts and an ssh_config under relative names; the inventory says only the address and port,
+so the host is reached only when the option under test does its part."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import KNOWN_HOSTS
+from test_ansible_user import same_outcome
+
+pytestmark = [pytest.mark.rig, pytest.mark.slow]
+
+HOST = "raspbian1"
+KEY = Path("/srv/sslbench-rig/keys/client_ed25519")
+
+
+@pytest.fixture
+def project(tmp_path: Path, rig_hosts) -> Path:
+    host = rig_hosts[HOST]
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy(KEY, root / "id_bench")
+    (root / "id_bench").chmod(0o600)
+    shutil.copy(KNOWN_HOSTS, root / "known_hosts")
+    (root / "hosts.yml").write_text(f"all:\n  hosts:\n    {HOST}:\n      ansible_host: {host['address']}\n"
+                                    f"      ansible_port: {host['port']}\n      ansible_user: root\n")
+    (root / "ssh_config").write_text(f"Host {host['address']}\n  IdentityFile {root / 'id_bench'}\n"
+                                     f"  IdentitiesOnly yes\n  UserKnownHostsFile {root / 'known_hosts'}\n"
+                                     "  BatchMode yes\n")
+    return root
+
+
+KNOWN = "-o UserKnownHostsFile=known_hosts -o IdentitiesOnly=yes -o BatchMode=yes"
+
+
+def test_private_key_relative(project):
+    same_outcome(project, ["-i", "hosts.yml", "--private-key", "id_bench", "--ssh-common-args", KNOWN])
+    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", KNOWN], expect_ok=False)  # no key: refused
+
+
+def test_ssh_common_args_with_a_relative_config_file(project):
+    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", "-F ssh_config"])
+    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", "-F no_such_config"], expect_ok=False)
+
+
+def test_ansible_private_key_file(project):
+    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", KNOWN], {"ANSIBLE_PRIVATE_KEY_FILE": "id_bench"})
+
+
+def test_ansible_ssh_args(project):
+    same_outcome(project, ["-i", "hosts.yml"], {"ANSIBLE_SSH_ARGS": "-F ssh_config"})
+
+
+def test_ansible_remote_user(project):
+    """The inventory without a user: ANSIBLE_REMOTE_USER decides it, for sslbench as for ansible-playbook."""
+    (project / "hosts.yml").write_text((project / "hosts.yml").read_text().replace("      ansible_user: root\n", ""))
+    same_outcome(project, ["-i", "hosts.yml"], {"ANSIBLE_SSH_ARGS": "-F ssh_config", "ANSIBLE_REMOTE_USER": "root"})
+    theirs, ours = same_outcome(project, ["-i", "hosts.yml"], {"ANSIBLE_SSH_ARGS": "-F ssh_config",
+                                                               "ANSIBLE_REMOTE_USER": "nobody-here"},
+                                expect_ok=False)
+    assert "nobody-here@" in theirs.stdout + theirs.stderr or "Permission denied" in theirs.stdout
+    assert "Permission denied" in ours.stdout + ours.stderr
