@@ -193,14 +193,16 @@ class AnsibleOptions:
                     options.passwords[pattern] = ask(prompt)
                 except (EOFError, KeyboardInterrupt):
                     raise UserError(f"no answer to '{prompt.strip()}' (asked for by --{name.replace('_', '-')})")
+        labelled: dict[str, str] = {}
         for vault_id in options.vault_ids:
             label, source = vault_id.split("@", 1) if "@" in vault_id else ("", vault_id)  # as ansible's CLI
             if source == "prompt":  # ansible-playbook asks "Vault password (LABEL): " for it: asked here, once
                 prompt = f"Vault password ({label or 'default'}): "
                 try:
-                    options.passwords[rf"^Vault password \({re.escape(label or 'default')}\):\s*$"] = ask(prompt)
+                    labelled[rf"^Vault password \({re.escape(label or 'default')}\):\s*$"] = ask(prompt)
                 except (EOFError, KeyboardInterrupt):
                     raise UserError(f"no answer to '{prompt.strip()}' (asked for by --vault-id {vault_id})")
+        options.passwords = {**labelled, **options.passwords}  # first: -J's pattern would match them too
         return options
 
     def cmdline(self) -> list[str]:

@@ -318,6 +318,21 @@ def test_ansible_options_reach_ansible_playbook_as_typed():
     assert AnsibleOptions.from_args(ansible_args()).cmdline() == []
 
 
+def test_vault_ids_pass_through_and_a_prompt_one_is_answered_from_here():
+    import re
+
+    from orchestrator.runner import AnsibleOptions
+
+    asked = []
+    options = AnsibleOptions.from_args(ansible_args("--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "-J"),
+                                       ask=lambda prompt: asked.append(prompt) or f"pw-{len(asked)}")
+    assert asked == ["Vault password: ", "Vault password (dev): "]
+    assert options.cmdline() == ["--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "--ask-vault-pass"]
+    # pexpect takes the first pattern that matches: the labelled prompt gets its own answer
+    first = [a for p, a in options.passwords.items() if re.search(p, "Vault password (dev): ", re.M)][0]
+    assert first == "pw-2"
+
+
 def test_a_prompt_left_unanswered_is_a_user_error():
     import pytest
 
