@@ -10,12 +10,20 @@ from pathlib import Path
 import pytest
 
 from conftest import KNOWN_HOSTS
+import test_ansible_user
 from test_ansible_user import same_outcome
 
 pytestmark = [pytest.mark.rig, pytest.mark.slow]
 
 HOST = "raspbian1"
 KEY = Path("/srv/sslbench-rig/keys/client_ed25519")
+
+
+@pytest.fixture(autouse=True)
+def own_ssh_masters(tmp_path, monkeypatch):
+    """ansible-playbook's SSH master connections of one test only: a master a run before left open (ControlPersist)
+    would let a later run in without the key or config under test."""
+    monkeypatch.setitem(test_ansible_user.CLEAN_ENV, "ANSIBLE_SSH_CONTROL_PATH_DIR", str(tmp_path / "cp"))
 
 
 @pytest.fixture
@@ -37,21 +45,30 @@ def project(tmp_path: Path, rig_hosts) -> Path:
 KNOWN = "-o UserKnownHostsFile=known_hosts -o IdentitiesOnly=yes -o BatchMode=yes"
 
 
-def test_private_key_relative(project):
+def test_private_key_relative(project, tmp_path):
+    # from another directory the same words name no key: refused (no master connection left to reuse: see above)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for name in ("hosts.yml", "known_hosts"):
+        shutil.copy(project / name, elsewhere / name)
+    same_outcome(elsewhere, ["-i", "hosts.yml", "--private-key", "id_bench", "--ssh-common-args", KNOWN],
+                 expect_ok=False)
     same_outcome(project, ["-i", "hosts.yml", "--private-key", "id_bench", "--ssh-common-args", KNOWN])
-    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", KNOWN], expect_ok=False)  # no key: refused
 
 
 def test_ssh_common_args_with_a_relative_config_file(project):
-    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", "-F ssh_config"])
     same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", "-F no_such_config"], expect_ok=False)
+    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", "-F ssh_config"])
 
 
 def test_ansible_private_key_file(project):
+    same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", KNOWN], {"ANSIBLE_PRIVATE_KEY_FILE": "none_here"},
+                 expect_ok=False)
     same_outcome(project, ["-i", "hosts.yml", "--ssh-common-args", KNOWN], {"ANSIBLE_PRIVATE_KEY_FILE": "id_bench"})
 
 
 def test_ansible_ssh_args(project):
+    same_outcome(project, ["-i", "hosts.yml"], {"ANSIBLE_SSH_ARGS": "-F no_such_config"}, expect_ok=False)
     same_outcome(project, ["-i", "hosts.yml"], {"ANSIBLE_SSH_ARGS": "-F ssh_config"})
 
 
