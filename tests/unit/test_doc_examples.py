@@ -93,6 +93,13 @@ def test_the_docs_have_examples():
     assert len(EXAMPLES) >= 5 and any(e.doc.name == "README.md" for e in EXAMPLES)
 
 
+def test_every_example_with_a_prompt_is_in_a_console_block():
+    """A `$ sslbench` line shows output as real: it must be checked (a ```sh block without `$` shows a command)."""
+    for doc in DOCS:
+        prompts = sum(1 for line in doc.read_text(encoding="utf-8").splitlines() if line.startswith("$ sslbench"))
+        assert prompts == sum(1 for e in EXAMPLES if e.doc == doc), doc
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=str)
 def test_example(example: Example, planted: Path, tmp_path: Path):
     if example.argv[:1] == ["run"] and shutil.which("openssl") is None:
