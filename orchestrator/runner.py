@@ -275,9 +275,8 @@ def resolve_inventory(path: str | None) -> Path:
         path = sources[0]
     inventory = Path(path).expanduser() if path else default_inventory()
     if not inventory.exists():
-        said = "ANSIBLE_INVENTORY names" if from_env else "inventory"
-        raise UserError(f"{said} {inventory}, which does not exist; pass an Ansible inventory file or directory "
-                        "with -i")
+        said = f"ANSIBLE_INVENTORY names {inventory}, which" if from_env else f"inventory {inventory}"
+        raise UserError(f"{said} does not exist; pass an Ansible inventory file or directory with -i")
     return inventory.resolve()
 
 

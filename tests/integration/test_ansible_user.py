@@ -216,6 +216,15 @@ def test_missing_collection(project):
             "Invalid play strategy specified: community.absent.fast")
 
 
+def test_inventory_plugin_from_a_missing_collection(project):
+    """ansible-playbook only warns and plays to no host (exit 0); sslbench, which has nothing to measure, ends with
+    Ansible's warning (exit 2)."""
+    (project / "absent.yml").write_text("plugin: community.absent.thing\n")
+    theirs = ansible_playbook(project, "-i", "absent.yml")
+    assert "specifies unknown plugin 'community.absent.thing'" in theirs.stdout + theirs.stderr
+    gave_up(hosts(project, "-i", "absent.yml"), "specifies unknown plugin 'community.absent.thing'")
+
+
 def test_bad_ansible_cfg(project):
     (project / "ansible.cfg").write_text("[defaults\nforks = 3\n")
     theirs = ansible_playbook(project, "-i", "hosts.yml", "-e", "@local.yml")

@@ -416,3 +416,24 @@ def test_the_end_of_ansible_playbook_is_not_followed_by_ptyprocess_close_delay()
     start = time.monotonic()
     child.close()
     assert time.monotonic() - start < 0.05 and child.exitstatus == 0
+
+
+def test_ansible_inventory_is_read_without_dash_i(tmp_path, monkeypatch):
+    import pytest
+
+    from orchestrator.errors import UserError
+    from orchestrator.runner import default_inventory, resolve_inventory
+
+    (tmp_path / "hosts.yml").write_text("all: {}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANSIBLE_INVENTORY", raising=False)
+    assert resolve_inventory(None) == default_inventory().resolve()
+    monkeypatch.setenv("ANSIBLE_INVENTORY", "hosts.yml")
+    assert resolve_inventory(None) == tmp_path / "hosts.yml"  # relative to where sslbench was started
+    assert resolve_inventory(str(default_inventory())) == default_inventory().resolve()  # -i wins, as in Ansible
+    monkeypatch.setenv("ANSIBLE_INVENTORY", "hosts.yml,other.yml")
+    with pytest.raises(UserError, match="one inventory source"):
+        resolve_inventory(None)
+    monkeypatch.setenv("ANSIBLE_INVENTORY", "gone.yml")
+    with pytest.raises(UserError, match="ANSIBLE_INVENTORY names gone.yml, which does not exist"):
+        resolve_inventory(None)
