@@ -81,3 +81,18 @@ def test_ansible_remote_user(project):
                                 expect_ok=False)
     assert "nobody-here@" in theirs.stdout + theirs.stderr or "Permission denied" in theirs.stdout
     assert "Permission denied" in ours.stdout + ours.stderr
+
+
+def test_the_rig_fleet_without_its_vault_password_is_ansibles_error_not_unreachable_hosts(rig_inventory, tmp_path):
+    """The issue's case: debian1's sudo password in a vaulted group_vars, no vault password given. Every host was
+    "unreachable: ... (a site worker gone?)"; ansible-playbook itself says it has no vault secret."""
+    env = dict(test_ansible_user.CLEAN_ENV)  # no ANSIBLE_VAULT_PASSWORD_FILE (the rig fixture sets one here)
+    (tmp_path / "p.yml").write_text(test_ansible_user.PLAYBOOK)
+    theirs = test_ansible_user.run([str(test_ansible_user.BIN / "ansible-playbook"), "-i", str(rig_inventory),
+                                    "p.yml"], tmp_path, env)
+    assert theirs.returncode != 0
+    assert "Attempting to decrypt but no vault secrets found" in theirs.stdout + theirs.stderr
+    ours = test_ansible_user.run([str(test_ansible_user.BIN / "sslbench"), "run", "-i", str(rig_inventory),
+                                  "--results", str(tmp_path / "results"), "--algorithms", "sha256", "--sizes", "16",
+                                  "--threads", "1", "--seconds", "1", "--idle-wait", "0"], tmp_path, env)
+    test_ansible_user.gave_up(ours, "Attempting to decrypt but no vault secrets found; give the vault password with")
