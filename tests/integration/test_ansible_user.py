@@ -34,7 +34,8 @@ PLAYBOOK = textwrap.dedent("""\
 CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
+        timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=cwd, env={**CLEAN_ENV, **(env or {})}, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -310,3 +311,24 @@ def test_executable_script_inventory(project):
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     _theirs, ours = same_outcome(project, ["-i", "inventory.py"])
     assert '"host": "scripted"' in ours.stdout
+
+
+def test_vault_id_label_at_prompt_is_asked_here_and_answers_ansibles_prompt(project):
+    """`--vault-id dev@prompt`: sslbench asks once (no terminal here: getpass reads stdin) and answers
+    ansible-playbook's own "Vault password (dev): " prompt; the password is on no command line and in no file."""
+    (project / "vault-pass").write_text(VAULT_PASSWORD + "\n")
+    path = project / "group_vars" / "all" / "vault.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text("ansible_connection: local\n")
+    subprocess.run([str(BIN / "ansible-vault"), "encrypt", "--vault-id", f"dev@{project / 'vault-pass'}", str(path)],
+                   check=True, capture_output=True, env=CLEAN_ENV)
+    (project / "vault-pass").unlink()
+    ours = subprocess.run([str(BIN / "sslbench"), "hosts", "-i", "hosts.yml", "--idle-wait", "0", "--format", "json",
+                           "--vault-id", "dev@prompt"], cwd=project, env=CLEAN_ENV, input=VAULT_PASSWORD + "\n",
+                          capture_output=True, text=True, timeout=120, start_new_session=True)
+    assert ours.returncode == 0, ours.stdout + ours.stderr
+    assert '"status": "ok"' in ours.stdout and "Vault password (dev): " in ours.stderr
+    wrong = subprocess.run([str(BIN / "sslbench"), "hosts", "-i", "hosts.yml", "--vault-id", "dev@prompt"],
+                           cwd=project, env=CLEAN_ENV, input="not it\n", capture_output=True, text=True, timeout=120,
+                           start_new_session=True)
+    assert wrong.returncode == 2 and "Decryption failed" in wrong.stderr, wrong.stderr

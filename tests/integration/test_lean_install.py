@@ -56,7 +56,8 @@ def test_a_lean_install_runs_reports_and_publishes(tmp_path):
     published = run("publish", "-o", "site")
     assert published.returncode == 0, published.stderr
     assert (work / "site" / "index.html").is_file() and not list((work / "site").rglob("*.png"))
-    host_page = next(p for p in (work / "site").glob("*.html") if "localhost" in p.read_text() and p.name != "index.html")
+    host_page = next(p for p in (work / "site").glob("*.html")
+                     if "localhost" in p.read_text() and p.name != "index.html")
     assert "sslbench[plots]" in host_page.read_text()
     dashboards = run("report", "--format", "openmetrics")
     assert dashboards.returncode == 0 and "sslbench_throughput_bytes_per_second{host=\"localhost\"" in dashboards.stdout
