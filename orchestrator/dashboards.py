@@ -10,7 +10,8 @@ Timestamps. node_exporter's textfile collector rejects a whole file in which any
 carry none and the run's time is a figure of its own, `sslbench_run_timestamp_seconds` (as node_exporter's
 `node_textfile_mtime_seconds`); a host's cell in several runs is exposed once, from its newest run.
 `timestamps=True` puts the run's time on every sample (OpenMetrics: seconds) and keeps every run, for `promtool
-tsdb create-blocks-from openmetrics` (backfill). Line protocol always has the run's time (nanoseconds): InfluxDB keeps each run as a point.
+tsdb create-blocks-from openmetrics` (backfill). Line protocol always has the run's time (nanoseconds): InfluxDB
+keeps each run as a point.
 """
 from __future__ import annotations
 
