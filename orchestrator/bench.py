@@ -72,7 +72,8 @@ HEREDOC = "SSLBENCH_{}_EOF"
 TRANSIENT_SSH = re.compile(r"Connection reset by peer|kex_exchange_identification|Connection closed by (?!UNKNOWN)|"
                             r"banner exchange|Broken pipe|Shared connection to \S+ closed")
 DETECT_RETRY_WAITS = (1.0, 3.0)
-NO_ANSWER = "no answer: the pass that asked it failed (a site worker gone?)"
+NO_ANSWER = "no answer: the pass that asked it failed"
+NO_ANSWER_WORKER = NO_ANSWER + " (a site worker gone?)"  # where a site worker ran it
 
 # The playbook's one task, and each step's name as failure reasons say it ("Poll the benchmark: ...")
 STEP_TASK = "Run the host's steps"
@@ -296,13 +297,30 @@ class Engine:
         finally:
             stop.set()
             ticker.join()
+        if self.driver.aborted and not self.interrupt.requested:
+            self._ansible_gave_up(self.driver.aborted)
         with self._lock:
             for name, flow in self.flows.items():
                 asked = (hosts is None or name in hosts) and not self.interrupt.requested  # Ctrl-C: said so at the end
                 if asked and flow.step is not None and (flow.in_flight or not (flow.linked or flow.heard)):
                     flow.in_flight = False
-                    self._guarded_report(flow, Outcome(kind="unreachable", stderr=NO_ANSWER))
+                    self._guarded_report(flow, Outcome(kind="unreachable", stderr=self._no_answer(name)))
         return status
+
+    def _no_answer(self, host: str) -> str:
+        return NO_ANSWER_WORKER if self.driver.workers and self.driver.host_worker.get(host) else NO_ANSWER
+
+    def _ansible_gave_up(self, said: str) -> None:
+        """ansible-playbook ended a pass without its recap (fatal: a vault secret missing, a plugin or collection
+        that cannot load, a bad ansible.cfg): no host is to blame, so the run ends with Ansible's words (exit 2),
+        at once if nothing was launched, else as Ctrl-C does (openssl stopped, what finished kept)."""
+        hint = ("; give the vault password with --vault-password-file FILE, --vault-id LABEL@FILE or "
+                "--ask-vault-pass" if "vault" in said.lower() else "")
+        if not any(f.launched for f in self.flows.values()):
+            reached = any(f.linked or f.heard for f in self.flows.values())
+            raise UserError(f"Ansible failed{'' if reached else ' before reaching any host'}: "
+                            f"{said.rstrip('.') if hint else said}{hint}")
+        self.interrupt.stop(f"Ansible failed: {said}")
 
     def _steps_here(self, hosts: list[str], horizon: float) -> None:
         """The steps of launched hosts due by `horizon` (polls, forgets), run from here over the command line of
@@ -407,7 +425,8 @@ class Engine:
                 self._guarded_report(flow, Outcome(kind=event.kind, stdout=event.stdout, stderr=event.message,
                                                    rc=event.rc))
             elif event.kind != "ok":  # its task failed before it could ask (no step ran): asked again later
-                self._guarded_report(flow, Outcome(kind="unreachable", stderr=event.message or NO_ANSWER))
+                self._guarded_report(flow, Outcome(kind="unreachable",
+                                                   stderr=event.message or self._no_answer(event.host)))
 
     def _guarded_report(self, flow: HostFlow, outcome: Outcome) -> None:
         """_report, where a failure of ours ends this host (or, the results unwritable, the run), never the socket's
@@ -483,7 +502,7 @@ class Engine:
             flow.forget_failed = True
             state.poll_problem = None
         assert flow.schedule is not None  # polled, so launched
-        done = _after_poll(self.collector, state.name, flow.schedule, now)
+        done = _after_poll(self.collector, state.name, flow.schedule, now, self._no_answer(state.name))
         return None if done else self._poll_step(state.name, flow.schedule.due, again=flow.resend)
 
     def _after_detect(self, flow: HostFlow, task: str) -> Step | None:
@@ -603,12 +622,13 @@ def left_behind(collector: Collector, launched: list[str], interrupted: bool) ->
             if (interrupted and not hosts[name].finished) or hosts[name].result.status == HOST_FAILED]
 
 
-def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float) -> bool:
+def _after_poll(collector: Collector, name: str, schedule: Schedule, now: float,
+                no_answer: str = NO_ANSWER) -> bool:
     """Read what the pass said about one host: True when it is done with (finished or failed)."""
     state = collector.hosts[name]
     if state.poll_state is None and state.poll_problem is None:  # no word at all: the pass itself failed
         state.poll_problem = HOST_UNREACHABLE  # (a site worker that died, ssh to it refused ...)
-        state.poll_message = NO_ANSWER
+        state.poll_message = no_answer
     if state.poll_problem == HOST_UNREACHABLE:
         if schedule.retries < len(RETRY_WAITS):
             schedule.due = now + RETRY_WAITS[schedule.retries]

@@ -14,7 +14,8 @@ from orchestrator.matrix import MatrixRequest
 
 def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--inventory", metavar="INVENTORY",
-                   help="Ansible inventory (YAML or INI file, or directory); default: this machine")
+                   help="Ansible inventory (YAML or INI file, inventory plugin file, executable script, or "
+                        "directory); default: $ANSIBLE_INVENTORY, else this machine")
     p.add_argument("--limit", type=_pattern, metavar="PATTERN", help="Ansible host pattern: only these hosts")
     p.add_argument("--forks", type=_forks, metavar="N",
                    help="SSH sessions at once (Ansible forks; default 50): a fleet that fits is carried through in "
@@ -29,7 +30,9 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
                        help="the hosts worker NAME runs: one Ansible pattern term (default: the group NAME)")
     sites.add_argument("--config", metavar="FILE", help="a TOML file with [workers.NAME] tables (ssh, hosts, "
                                                         "ssh_args, runner)")
-    ansible = p.add_argument_group("Ansible options", "passed to ansible-playbook as you would type them there; "
+    ansible = p.add_argument_group("Ansible options", "passed to ansible-playbook as you would type them there, "
+                                                      "run in this directory (relative paths, ./ansible.cfg and "
+                                                      "ANSIBLE_* variables mean what they mean to ansible-playbook); "
                                                       "passwords are asked once here and never stored")
     ansible.add_argument("-u", "--user", metavar="USER", help="connect as this user")
     ansible.add_argument("-k", "--ask-pass", action="store_true", help="ask for the SSH password")
@@ -42,6 +45,8 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     ansible.add_argument("--ssh-common-args", metavar="ARGS", help="extra ssh arguments, e.g. '-o ProxyJump=gw'")
     ansible.add_argument("--vault-password-file", action="append", metavar="FILE",
                          help="vault password file (for vaulted group_vars); repeatable")
+    ansible.add_argument("--vault-id", action="append", metavar="LABEL@FILE",
+                         help="vault identity: LABEL@FILE, LABEL@prompt or FILE; repeatable")
     ansible.add_argument("-J", "--ask-vault-pass", action="store_true", help="ask for the vault password")
     ansible.add_argument("-v", "--verbose", action="count", default=0,
                          help="Ansible's verbosity (-vvv: SSH commands) in ansible-stdout.txt")

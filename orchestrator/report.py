@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from orchestrator import diff, identity, insights, reference, stats, store, tables
+from orchestrator import diff, extras, identity, insights, reference, stats, store, tables
 from orchestrator.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import REFERENCE, HostResult, Run
@@ -295,7 +295,10 @@ def _diff_section(old: Run, new: Run) -> list[Block]:
         blocks.append(Note("The two runs have no cell in common."))
         return blocks
     blocks.append(Table(diff.HEADERS, diff.table_rows(rows)))
-    blocks.append(Figure("diff", f"Change {old.run_id} → {new.run_id}", _plot_diff(both)))
+    if extras.have_plots():
+        blocks.append(Figure("diff", f"Change {old.run_id} → {new.run_id}", _plot_diff(both)))
+    else:
+        blocks.append(Note(extras.PLOTS_HINT))
     return blocks
 
 
@@ -319,6 +322,8 @@ def _png(fig: Any) -> bytes:
 
 def _plots(series: list[Series]) -> list[Block]:
     blocks: list[Block] = [Heading("Plots")]
+    if not extras.have_plots():
+        return blocks + [Note(extras.PLOTS_HINT)]
     for s in series[:MAX_SERIES_PLOTS]:
         png = _plot_blocks(s)
         if png:

@@ -114,6 +114,27 @@ def _copy_inventory(inventory: Path, into: Path) -> None:
             shutil.copytree(inventory.parent / sub, into / sub)
 
 
+def ansible_error(stdout: str) -> str:
+    """What ansible-playbook said when it gave up, on one line: each ERROR (`ERROR!` before 2.19, `[ERROR]:` or
+    `ERROR:` since) with the line after it that explains it (2.19 puts the file that is missing there); for an
+    inventory it could not parse, why its first plugin could not (a warning: the error names only the source).
+    "" when it said none."""
+    lines = [line.rstrip() for line in stdout.replace("\r\n", "\n").splitlines()]
+    said: list[str] = []
+    for i, line in enumerate(lines):
+        if re.match(r"^(\[ERROR\]:|ERROR[!:])", line):
+            text = re.sub(r"^(\[ERROR\]:|ERROR[!:])\s*", "", line)
+            following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if following and not following.startswith(("[", "Origin:", "file:", "<<<", "If you")):
+                text += " " + following
+            if "parse inventory" in text:
+                cause = next((w for w in lines if w.startswith("[WARNING]: Failed to parse")), "")
+                text += f" ({cause.removeprefix('[WARNING]: ')})" if cause else ""
+            if text and text not in said:
+                said.append(text)
+    return " | ".join(said[-3:])
+
+
 GENERIC_FAILURE = "non-zero return code"  # Ansible's msg of a raw task that exited non-zero
 
 
@@ -151,6 +172,7 @@ class AnsibleOptions:
     private_key: str | None = None
     ssh_common_args: str | None = None
     vault_password_files: list[str] = field(default_factory=list)
+    vault_ids: list[str] = field(default_factory=list)  # `label@file`, `label@prompt` or a file, as typed
     verbosity: int = 0
     passwords: dict[str, str] = field(default_factory=dict)  # prompt regex -> answer
 
@@ -163,13 +185,24 @@ class AnsibleOptions:
     def from_args(cls, args: Any, ask: Callable[[str], str] = getpass.getpass) -> AnsibleOptions:
         options = cls(user=args.user, become=args.become, extra_vars=list(args.extra_vars or []),
                       private_key=args.private_key, ssh_common_args=args.ssh_common_args,
-                      vault_password_files=list(args.vault_password_file or []), verbosity=args.verbose or 0)
+                      vault_password_files=list(args.vault_password_file or []),
+                      vault_ids=list(getattr(args, "vault_id", None) or []), verbosity=args.verbose or 0)
         for name, (_flag, pattern, prompt) in cls.PROMPTS.items():
             if getattr(args, name, False):
                 try:
                     options.passwords[pattern] = ask(prompt)
                 except (EOFError, KeyboardInterrupt):
                     raise UserError(f"no answer to '{prompt.strip()}' (asked for by --{name.replace('_', '-')})")
+        labelled: dict[str, str] = {}
+        for vault_id in options.vault_ids:
+            label, source = vault_id.split("@", 1) if "@" in vault_id else ("", vault_id)  # as ansible's CLI
+            if source == "prompt":  # ansible-playbook asks "Vault password (LABEL): " for it: asked here, once
+                prompt = f"Vault password ({label or 'default'}): "
+                try:
+                    labelled[rf"^Vault password \({re.escape(label or 'default')}\):\s*$"] = ask(prompt)
+                except (EOFError, KeyboardInterrupt):
+                    raise UserError(f"no answer to '{prompt.strip()}' (asked for by --vault-id {vault_id})")
+        options.passwords = {**labelled, **options.passwords}  # first: -J's pattern would match them too
         return options
 
     def cmdline(self) -> list[str]:
@@ -186,6 +219,8 @@ class AnsibleOptions:
             args += ["--ssh-common-args", self.ssh_common_args]
         for path in self.vault_password_files:
             args += ["--vault-password-file", path]
+        for vault_id in self.vault_ids:
+            args += ["--vault-id", vault_id]
         args += [flag for flag, pattern, _prompt in self.PROMPTS.values() if pattern in self.passwords]
         return args
 
@@ -229,9 +264,19 @@ def default_inventory() -> Path:
 
 
 def resolve_inventory(path: str | None) -> Path:
-    inventory = Path(path) if path else default_inventory()
+    """-i, else $ANSIBLE_INVENTORY as ansible-playbook reads it (one source: a file, plugin file, script or
+    directory), else this machine; a relative path is the directory sslbench was started in's, as Ansible's."""
+    from_env = os.environ.get("ANSIBLE_INVENTORY", "").strip() if not path else ""
+    if from_env:
+        sources = [s.strip() for s in from_env.split(",") if s.strip()]
+        if len(sources) != 1:
+            raise UserError(f"ANSIBLE_INVENTORY={from_env!r}: sslbench takes one inventory source (a directory can "
+                            "hold several); give it with -i")
+        path = sources[0]
+    inventory = Path(path).expanduser() if path else default_inventory()
     if not inventory.exists():
-        raise UserError(f"inventory {inventory} does not exist; pass an Ansible inventory file or directory with -i")
+        said = f"ANSIBLE_INVENTORY names {inventory}, which" if from_env else f"inventory {inventory}"
+        raise UserError(f"{said} does not exist; pass an Ansible inventory file or directory with -i")
     return inventory.resolve()
 
 
@@ -308,6 +353,10 @@ class Driver:
         self.interrupt = interrupt
         self.workers = {w.name: w for w in workers}
         self.host_worker: dict[str, str] = {}  # host -> the worker that ran it (learnt from the events)
+        # ansible-playbook runs where sslbench was started, as the user's own would: every relative path they type
+        # (-i, -e @file, --private-key, --vault-password-file, ssh -F), ./ansible.cfg and relative ANSIBLE_* paths
+        # mean there what they mean to ansible-playbook (ansible-runner would run it in its private project dir)
+        self.start_dir = Path.cwd()
         self.private_dir = Path(tempfile.mkdtemp(prefix="sslbench-runner-"))
         self.project_dir = self.private_dir / "project"
         shutil.copytree(PLAYBOOK_DIR, self.project_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -316,6 +365,10 @@ class Driver:
         self._calls = 0
         self._lock = threading.Lock()  # event handlers of parts running side by side
         self.last_stdout = ""
+        self.last_rc: int | None = None  # ansible-playbook's exit code of the last pass run here
+        # Ansible's own words when the last pass here ended without its PLAY RECAP: ansible-playbook gave up (a
+        # vault secret missing, a bad ansible.cfg, a plugin that cannot load ...), not a host
+        self.aborted: str | None = None
 
     def close(self) -> None:
         if os.environ.get("SSLBENCH_KEEP_RUNNER_DIR"):  # debugging: keep ansible-runner's artifacts/job_events
@@ -449,13 +502,27 @@ class Driver:
             passwords=dict(self.ansible.passwords), suppress_env_files=True,
             settings={"pexpect_timeout": 1, "suppress_ansible_output": True})
         if worker is None:
-            result = ansible_runner.run(
+            recap: list[bool] = []
+
+            def on_runner_event(event: dict[str, Any]) -> bool:
+                if event.get("event") == "playbook_on_stats":  # the PLAY RECAP: the playbook ran to its end
+                    recap.append(True)
+                return call.handle(event, None)
+
+            runner = ansible_runner.interface.init_runner(
                 private_data_dir=str(self.private_dir), project_dir=str(self.project_dir),
                 inventory=inventories if len(inventories) > 1 else inventories[0], envvars=self.envvars(),
-                quiet=True, event_handler=lambda event: call.handle(event, None), cancel_callback=call.cancel,
-                ident=ident, **kwargs)
-            self.last_stdout = self._save_stdout(result)
-            return str(result.status)
+                quiet=True, event_handler=on_runner_event, cancel_callback=call.cancel,
+                ident=ident, **{**kwargs, "playbook": str(self.project_dir / call.playbook)})
+            runner.config.cwd = str(self.start_dir)  # see __init__: the user's directory, not the project dir
+            runner.run()
+            self.last_stdout = self._save_stdout(runner)
+            self.last_rc = runner.rc if isinstance(runner.rc, int) else None
+            self.aborted = None
+            if not recap and not call.cancel() and str(runner.status) != "canceled":
+                self.aborted = ansible_error(self.last_stdout) or (
+                    f"ansible-playbook ended ({runner.status}, exit {self.last_rc}) before the end of its play")
+            return str(runner.status)
         return self._run_on_worker(worker, where, call, ident, kwargs, hosts)
 
     def _run_on_worker(self, worker: Worker, where: Path, call: Call, ident: str, kwargs: dict[str, Any],

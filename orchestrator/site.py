@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from orchestrator import reference, store, trend
+from orchestrator import extras, reference, store, trend
 from orchestrator.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import Run
@@ -174,7 +174,9 @@ def _host_page(host: str) -> HostPage:
     figures = []
     img_dir = _OUT / "img" / store.safe_name(host)
     img_dir.mkdir(parents=True, exist_ok=True)
-    for cell in result.cells[:MAX_CELL_PLOTS]:
+    if not extras.have_plots():
+        body.append(f'<p class="note">{html.escape(extras.PLOTS_HINT)}</p>')
+    for cell in result.cells[:MAX_CELL_PLOTS] if extras.have_plots() else ():
         name = f"{store.safe_name(label(cell.key))}.png"
         _plot_cell(result, cell, colors, img_dir / name)
         src = f"img/{store.safe_name(host)}/{name}"
@@ -182,7 +184,7 @@ def _host_page(host: str) -> HostPage:
                        f'alt="{html.escape(label(cell.key))} over time"><figcaption>{html.escape(label(cell.key))}'
                        "</figcaption></figure>")
     body.append(f'<div class="plots">{"".join(figures)}</div>')
-    if len(result.cells) > MAX_CELL_PLOTS:
+    if len(result.cells) > MAX_CELL_PLOTS and extras.have_plots():
         body.append(f'<p class="note">Plots of the first {MAX_CELL_PLOTS} of {len(result.cells)} cells.</p>')
     algorithms = sorted({c.key.algorithm for c in result.cells})
     page = _page(f"{host}: trend", _nav(algorithms), body)
@@ -285,7 +287,9 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
         body.append(f"<h2>{html.escape(' '.join(p for p in (algorithm, api or '', f't{threads}') if p))}</h2>")
         body.append(_table(["host", *columns], rows, classes))
     chart = _chart_key(keys)
-    if chart is not None:
+    if chart is not None and not extras.have_plots():
+        body.append(f'<p class="note">{html.escape(extras.PLOTS_HINT)}</p>')
+    elif chart is not None:
         name = f"compare-{store.safe_name(algorithm)}.png"
         bars = sorted(((n, v[chart], r) for n, v, r in rows_of if chart in v), key=lambda b: -b[1])
         _plot_bars(bars, f"{label(chart)}", unit, out / "img" / name)

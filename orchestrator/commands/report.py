@@ -2,17 +2,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from orchestrator import insights, reference, report, store, tables, terminal
+from orchestrator import dashboards, insights, reference, report, store, tables, terminal
 from orchestrator.errors import UserError
 from orchestrator.model import Run
 from orchestrator.units import fmt_time
 
 PAGE_FORMATS = ("html",)  # written by orchestrator/report.py to -o FILE
+# orchestrator/dashboards.py: for Prometheus and InfluxDB (docs/dashboards.md)
+DASHBOARD_FORMATS = ("openmetrics", "influx")
 
 EPILOG = "views (--view NAME): the sections of the HTML report as terminal tables, without its plots\n" + "\n".join(
     f"  {name:<13}{about}" for name, (_, about) in report.VIEWS.items()) + """
@@ -21,7 +24,10 @@ examples:
   sslbench report                           the latest run (and how many others the store has)
   sslbench report --all                     compare my boards: the latest run of every host in the store
   sslbench report --host 'rock*' --view per-core
-  sslbench report RUN_A RUN_B               two runs; a host in both is labelled host @ run-id"""
+  sslbench report RUN_A RUN_B               two runs; a host in both is labelled host @ run-id
+  sslbench report --all --format openmetrics -o /var/lib/node_exporter/sslbench.prom
+                                            every host's latest figures for node_exporter's textfile collector
+  sslbench report --all --format influx     InfluxDB line protocol (Telegraf, `influx write`)"""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,8 +35,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                               description="Render stored runs (results/<run-id>/) as a table again.", epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="run directories or run ids (default: latest)")
-    p.add_argument("--format", choices=tables.FORMATS + PAGE_FORMATS, default="table",
-                   help="table|markdown|csv|json print tables; html (and markdown with -o) write a report with plots")
+    p.add_argument("--format", choices=tables.FORMATS + PAGE_FORMATS + DASHBOARD_FORMATS, default="table",
+                   help="table|markdown|csv|json print tables; html (and markdown with -o) write a report with plots; "
+                        "openmetrics (Prometheus, node_exporter's textfile collector) and influx (line protocol) "
+                        "give every figure with its labels for dashboards")
+    p.add_argument("--timestamps", action="store_true",
+                   help="with --format openmetrics: the run's time on every sample and every run kept, for "
+                        "`promtool tsdb create-blocks-from openmetrics` (node_exporter refuses timestamps)")
     p.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, help="result store (default: results)")
     p.add_argument("--all", action="store_true",
                    help="the latest run of every host in the store, each host labelled by its name")
@@ -41,7 +52,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="print these sections of the HTML report as terminal tables (see views below)")
     terminal.add_width_option(p)
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
-                   help="write a report page: one self-contained .html, or .md with the plots as PNGs next to it")
+                   help="write a report page: one self-contained .html, or .md with the plots as PNGs next to it; "
+                        "with openmetrics/influx, the figures (replaced at once: a collector never reads half a file)")
     p.add_argument("--link", default="100,1000", metavar="MBIT,...",
                    help="link speeds (Mbit/s) the report says each host can or cannot carry (default: 100,1000)")
     p.add_argument("--against", choices=("known",), help="known: show published results of well-known boards "
@@ -52,8 +64,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def report_command(args: argparse.Namespace) -> int:
     if args.format == "html" and not args.output:
         raise UserError("--format html writes a page: give -o FILE (e.g. -o report.html)")
-    if args.output and args.format not in ("html", "markdown"):
-        raise UserError("-o writes a report page: use it with --format html or --format markdown")
+    if args.output and args.format not in ("html", "markdown", *DASHBOARD_FORMATS):
+        raise UserError("-o writes a report page or figures for dashboards: use it with --format html, markdown, "
+                        "openmetrics or influx")
+    if args.timestamps and args.format != "openmetrics":
+        raise UserError("--timestamps is for --format openmetrics (line protocol always has the run's time)")
     if args.view and (args.output or args.format != "table"):
         raise UserError("--view prints terminal tables: leave out --format and -o (the page with -o has every view)")
     if args.all and args.runs:
@@ -75,6 +90,14 @@ def report_command(args: argparse.Namespace) -> int:
         known, notes = reference.known_run(args.results)
         notes = notes + reference.summary_note(known)
         runs.append(known)
+    if args.format in DASHBOARD_FORMATS:
+        text = (dashboards.openmetrics(runs, timestamps=args.timestamps) if args.format == "openmetrics"
+                else dashboards.influx(runs))
+        if args.output:
+            _replace(args.output, text)
+        else:
+            sys.stdout.write(text)
+        return 0
     if args.output:  # orchestrator/report.py: the page with the user's answers, tables and plots
         render = report.render_html if args.format == "html" else report.render_markdown
         print(render(runs, args.output, links=links))
@@ -87,6 +110,17 @@ def report_command(args: argparse.Namespace) -> int:
     for note in notes if args.format in ("table", "markdown") else ():
         print(f"note: {note}")
     return 0
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write beside, then rename: node_exporter or Telegraf reading the file meanwhile sees the old or the new."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _say_latest(run: Run, results: Path, out: TextIO, width: int | None) -> None:

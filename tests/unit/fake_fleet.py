@@ -93,7 +93,7 @@ class FakeDriver:
 
     def __init__(self, tmp_path: Path, hosts: dict[str, Host], *, forks: int | None = None,
                  last_stdout: str = "", status: str = "successful", direct: bool = False,
-                 direct_refused: int = 0) -> None:
+                 direct_refused: int = 0, abort: str | None = None) -> None:
         self.private_dir = tmp_path / "private"
         self.project_dir = self.private_dir / "project"
         self.shipped_dir = self.project_dir / "shipped"
@@ -110,6 +110,9 @@ class FakeDriver:
         # with it come to exec_step, the first `direct_refused` of each host as ssh that could not connect
         self.direct, self.direct_refused = direct, direct_refused
         self.direct_steps: dict[str, list[str]] = {name: [] for name in hosts}
+        # ansible-playbook giving up (a vault secret missing ...) once the hosts' tasks have started: as Driver
+        # says it, Ansible's words in `aborted`, and no host ever asks for a step
+        self.abort, self.aborted = abort, None
 
     def play(self, *, extravars=None, on_event=None, hosts=None, playbook="sslbench.yml", tags=None,
              cancellable=True) -> str:
@@ -118,6 +121,11 @@ class FakeDriver:
         self.extravars.append(dict(extravars or {}))
         if playbook == CLEANUP_PLAYBOOK or not (extravars or {}).get("sslbench_socket"):
             return self.status
+        if self.abort:
+            for name in names:
+                on_event(HostEvent(kind="start", host=name, task=bench.STEP_TASK))
+            self.aborted = self.abort
+            return "failed"
         for name in names:
             on_event(HostEvent(kind="start", host=name, task=bench.STEP_TASK))
             self._task(extravars["sslbench_socket"], name, len(names))

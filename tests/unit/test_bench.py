@@ -377,6 +377,58 @@ def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path,
         "check the inventory and the host pattern")
 
 
+def test_ansible_giving_up_after_the_tasks_started_ends_the_run_with_its_words_not_unreachable_hosts(
+        tmp_path, monkeypatch):
+    """A vaulted group_vars of one group, no vault password: ansible-playbook had started the other hosts' tasks
+    when it gave up; every host was "unreachable ... (a site worker gone?)" on a run with no site worker."""
+    from fake_fleet import Clock, router
+    from orchestrator.errors import UserError
+
+    Clock(monkeypatch)
+    engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()},
+                                           abort="Attempting to decrypt but no vault secrets found.")
+    with pytest.raises(UserError) as raised:
+        engine.run()
+    assert str(raised.value) == (
+        "Ansible failed before reaching any host: Attempting to decrypt but no vault secrets found; give the vault "
+        "password with --vault-password-file FILE, --vault-id LABEL@FILE or --ask-vault-pass")
+    assert raised.value.exit_code == 2
+    assert all(state.result.status != HOST_UNREACHABLE for state in collector.hosts.values())
+
+
+def test_a_pass_that_failed_without_a_site_worker_does_not_blame_one(tmp_path, monkeypatch):
+    from fake_fleet import Clock
+
+    Clock(monkeypatch)
+    engine, driver, _ = engine_for(tmp_path, {})
+    assert engine._no_answer("r1") == bench.NO_ANSWER and "site worker" not in bench.NO_ANSWER
+    driver.workers = {"lab": object()}
+    driver.host_worker = {"r2": "lab"}
+    assert engine._no_answer("r1") == bench.NO_ANSWER and engine._no_answer("r2") == bench.NO_ANSWER_WORKER
+
+
+def test_ansibles_error_lines_are_its_words_of_every_version():
+    from orchestrator.runner import ansible_error
+
+    assert ansible_error("\nPLAY [all] ***\n\nTASK [x] ***\n[ERROR]: Attempting to decrypt but no vault secrets "
+                         "found.\n") == "Attempting to decrypt but no vault secrets found."
+    assert ansible_error("ERROR! Attempting to decrypt but no vault secrets found\n") == (
+        "Attempting to decrypt but no vault secrets found")
+    assert ansible_error("ERROR: Error reading config file (/p/ansible.cfg): File contains no section headers.\n"
+                         "file: '<string>', line: 1\n") == (
+        "Error reading config file (/p/ansible.cfg): File contains no section headers.")
+    assert ansible_error("PLAY RECAP ***\nr1 : ok=1\n") == ""
+    # 2.19: the file is on the line after the error; an inventory's cause is in the first plugin's warning
+    assert ansible_error("[ERROR]: Unable to retrieve file contents.\nCould not find or access '/p/v.yml' on the "
+                         "Ansible Controller.\nIf you are using a module ...\n") == (
+        "Unable to retrieve file contents. Could not find or access '/p/v.yml' on the Ansible Controller.")
+    assert ansible_error("[WARNING]: Failed to parse inventory with 'auto' plugin: Failed to parse '/p/c.yml': "
+                         "'x' is undefined\n\n[WARNING]: Failed to parse inventory with 'yaml' plugin: no\n"
+                         "[ERROR]: Completely failed to parse inventory source /p/c.yml\n") == (
+        "Completely failed to parse inventory source /p/c.yml (Failed to parse inventory with 'auto' plugin: "
+        "Failed to parse '/p/c.yml': 'x' is undefined)")
+
+
 def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
     from fake_fleet import Clock, router
     from orchestrator import fleet

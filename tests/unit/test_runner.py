@@ -318,6 +318,21 @@ def test_ansible_options_reach_ansible_playbook_as_typed():
     assert AnsibleOptions.from_args(ansible_args()).cmdline() == []
 
 
+def test_vault_ids_pass_through_and_a_prompt_one_is_answered_from_here():
+    import re
+
+    from orchestrator.runner import AnsibleOptions
+
+    asked = []
+    options = AnsibleOptions.from_args(ansible_args("--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "-J"),
+                                       ask=lambda prompt: asked.append(prompt) or f"pw-{len(asked)}")
+    assert asked == ["Vault password: ", "Vault password (dev): "]
+    assert options.cmdline() == ["--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "--ask-vault-pass"]
+    # pexpect takes the first pattern that matches: the labelled prompt gets its own answer
+    first = [a for p, a in options.passwords.items() if re.search(p, "Vault password (dev): ", re.M)][0]
+    assert first == "pw-2"
+
+
 def test_a_prompt_left_unanswered_is_a_user_error():
     import pytest
 
@@ -401,3 +416,24 @@ def test_the_end_of_ansible_playbook_is_not_followed_by_ptyprocess_close_delay()
     start = time.monotonic()
     child.close()
     assert time.monotonic() - start < 0.05 and child.exitstatus == 0
+
+
+def test_ansible_inventory_is_read_without_dash_i(tmp_path, monkeypatch):
+    import pytest
+
+    from orchestrator.errors import UserError
+    from orchestrator.runner import default_inventory, resolve_inventory
+
+    (tmp_path / "hosts.yml").write_text("all: {}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANSIBLE_INVENTORY", raising=False)
+    assert resolve_inventory(None) == default_inventory().resolve()
+    monkeypatch.setenv("ANSIBLE_INVENTORY", "hosts.yml")
+    assert resolve_inventory(None) == tmp_path / "hosts.yml"  # relative to where sslbench was started
+    assert resolve_inventory(str(default_inventory())) == default_inventory().resolve()  # -i wins, as in Ansible
+    monkeypatch.setenv("ANSIBLE_INVENTORY", "hosts.yml,other.yml")
+    with pytest.raises(UserError, match="one inventory source"):
+        resolve_inventory(None)
+    monkeypatch.setenv("ANSIBLE_INVENTORY", "gone.yml")
+    with pytest.raises(UserError, match="ANSIBLE_INVENTORY names gone.yml, which does not exist"):
+        resolve_inventory(None)
