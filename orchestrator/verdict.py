@@ -92,8 +92,9 @@ def trend_cases(result: Trend, pct: float) -> list[Case]:
     case = Case(result.host, "latest run within its firmware's history", detail=f"run {latest.run_id}")
     for drift in result.drifts:
         if drift.last_run == latest.run_id and drift.delta_pct < -pct:
+            against = "the host's stable history" if drift.stable else "its firmware's history"
             case.failure = (f"run {latest.run_id}: figures {fmt_delta(drift.delta_pct)} (robust z {drift.score:+.1f}) "
-                            f"against its firmware's history, worse than -{pct:g}%")
+                            f"against {against}, worse than -{pct:g}%")
     cases.append(case)
     return cases
 
