@@ -225,6 +225,22 @@ def diff_by_firmware(
     return old, new, diff_sides(_pool(old, host), _pool(new, host))
 
 
+def version_lines(old: Run, new: Run, host: str | None = None) -> list[str]:
+    """Per host in both runs whose OpenSSL changed: "router: OpenSSL 3.0.15 (libcrypto 3.0.16) → 3.0.16", the
+    program's version (what `openssl speed` times follows it) with libcrypto's where the two differ."""
+    before = {h.host: h.openssl for h in old.hosts if host is None or h.host == host}
+    lines = []
+    for result in new.hosts:
+        build = before.get(result.host)
+        if build is None:
+            continue
+        a, b = build.versions_said(), result.openssl.versions_said()
+        if a and b and a != b:
+            name = "" if a.startswith("LibreSSL") or b.startswith("LibreSSL") else "OpenSSL "
+            lines.append(f"{result.host}: {name}{a} → {b}")
+    return lines
+
+
 def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str]:
     """The line-rate verdicts that changed between old and new, one sentence each (what a user acts on).
 

@@ -124,9 +124,9 @@ class OpenSSLBuild:
         return bool(self.program_version and self.library_version and self.program_version != self.library_version)
 
     def versions_said(self) -> str | None:
-        """"3.0.16" when both agree (or one is known), "openssl 3.0.16 over libcrypto 3.0.15" when they differ."""
+        """"3.0.16" when both agree (or one is known), "3.0.16 (libcrypto 3.0.15)" when they differ."""
         if self.versions_differ:
-            return f"openssl {self.program_version} over libcrypto {self.library_version}"
+            return f"{self.program_version} (libcrypto {self.library_version})"
         return self.program_version or self.library_version or self.version
 
     def to_dict(self) -> dict[str, Any]:

@@ -68,7 +68,10 @@ def _diff(args: argparse.Namespace) -> int:
         old_run, new_run = (store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs)
         rows = diff.diff_runs(old_run, new_run, args.host)
         if args.format in ("table", "markdown"):
-            print(f"old = {old_run.run_id}, new = {new_run.run_id}\n")
+            print(f"old = {old_run.run_id}, new = {new_run.run_id}")
+            for line in diff.version_lines(old_run, new_run, args.host):  # what openssl speed times follows them
+                print(line)
+            print()
     cases = verdict.diff_cases(rows, pct if pct is not None else 0.0)
     if junit:
         xml = verdict.junit_xml(cases, "sslbench diff")

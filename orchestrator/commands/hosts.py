@@ -80,9 +80,7 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
 def _openssl_said(build: OpenSSLBuild) -> str:
     """The program's version, and libcrypto's beside it where they differ (what `openssl speed` times depends on
     the program, the speed on both)."""
-    if build.versions_differ:
-        return f"{build.program_version} (libcrypto {build.library_version})"
-    return build.version or "?"
+    return (build.versions_said() if build.versions_differ else build.version) or "?"
 
 
 def notes_of(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]]) -> list[str]:

@@ -211,3 +211,40 @@ def test_kernel_paths_from_a_real_proc_crypto_snapshot():
     assert paths["kernel IPsec AES-GCM"] == "gcm(aes): gcm-aes-ce (priority 300)"
     assert paths["WireGuard"].startswith("not in /proc/crypto")
     assert insights.kernel_paths(HostResult("no-evidence")) == []
+
+
+# ---- a real program over another libcrypto -----------------------------------------------------------------
+
+MIX = DATA / "openssl-3.0.22-program-over-libcrypto-3.0.20.session.txt"
+
+
+def test_real_program_over_another_libcrypto_imports_with_both_versions(tmp_path, capsys):
+    """Debian 12's openssl 3.0.22 binary over a bookworm libcrypto.so.3 of 3.0.20 (how it was made: the README):
+    `openssl version` names both, `openssl speed` only the library; history, hosts and diff show both."""
+    from orchestrator.commands.hosts import _openssl_said
+
+    assert cli.main(["import", str(MIX), "--host", "mix", "--results", str(tmp_path)]) == 0
+    (run,) = store.load_all(tmp_path)
+    build = run.hosts[0].openssl
+    assert (build.program_version, build.library_version) == ("3.0.22", "3.0.20")
+    assert _openssl_said(build) == "3.0.22 (libcrypto 3.0.20)"
+    capsys.readouterr()
+    assert cli.main(["history", "mix", "--results", str(tmp_path)]) == 0
+    assert "OpenSSL 3.0.22 (libcrypto 3.0.20)" in capsys.readouterr().out
+    (cell,) = host_cells(run.hosts[0], timer="elapsed").values()
+    assert cell.methods == {methods.method_id("aes-256-gcm", "evp", None, "3.0.22", "elapsed"): "3.0.22"}
+
+
+def test_diff_of_two_runs_names_the_openssl_versions_where_they_changed(tmp_path, capsys):
+    old = HostResult("owrt", openssl=parse_openssl_build("OpenSSL 3.0.15 3 Sep 2024 (Library: OpenSSL 3.0.16 11 Feb 2025)"),
+                     measurements=[Measurement("aes-256-gcm", 16, 1e8, api="evp")])
+    new = HostResult("owrt", openssl=parse_openssl_build("OpenSSL 3.0.16 11 Feb 2025 (Library: OpenSSL 3.0.16 11 Feb 2025)"),
+                     measurements=[Measurement("aes-256-gcm", 16, 1e7, api="evp")])
+    for day, result in ((1, old), (2, new)):
+        _save(tmp_path, day, result)
+    capsys.readouterr()
+    assert cli.main(["diff", "20260501T000000Z-0001", "20260502T000000Z-0002", "--results", str(tmp_path),
+                     "--fail-on-regression", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "owrt: OpenSSL 3.0.15 (libcrypto 3.0.16) → 3.0.16" in out
+    assert "from 3.0.16 on; not comparable with 3.0.15" in out
