@@ -75,8 +75,8 @@ CHANGES: tuple[Change, ...] = (
         comparable="no option of a newer openssl reproduces the stream loop; the per-message cost shrinks with the "
                    "block size (openssl/openssl#27513: -87.7 % at 16 B, about -10 % at 16384 B on one x86 box), so "
                    "even 16384-byte figures are not the same ruler; `openssl speed -evp CIPHER -aead` (1.1.1+) times "
-                   "a TLS-like message (13-byte AAD, payload, tag) before and after and is the closest comparison: "
-                   "measure both firmwares with it",
+                   "a TLS-like message (13-byte AAD, payload, tag) on both sides and comes closest, though the newer "
+                   "loop also sets the key per message: compare -aead figures of both firmwares with that in mind",
         sources=("openssl/openssl PR #25823 (master, commit 607a46d0), backports #25887 (3.3), #25896 (3.2), "
                  "#25907 (3.1 and 3.0; 3.0.x commit 336b86f0 'apps/speed.c: Fix the benchmarking for AEAD ciphers')",
                  "openssl/openssl#28063 (git log openssl-3.0.15..openssl-3.0.16 -- apps/speed.c)",

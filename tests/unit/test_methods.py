@@ -248,3 +248,14 @@ def test_diff_of_two_runs_names_the_openssl_versions_where_they_changed(tmp_path
     out = capsys.readouterr().out
     assert "owrt: OpenSSL 3.0.15 (libcrypto 3.0.16) → 3.0.16" in out
     assert "from 3.0.16 on; not comparable with 3.0.15" in out
+
+
+def test_site_host_page_says_the_method_changed(tmp_path):
+    """The #27513 upgrade alone, published: the host's page lists the boundary under its own heading."""
+    old, new = _published(OLD_LOG), _published(NEW_LOG)
+    for day, (release, version, figures) in enumerate((("24.10", "3.3.1", old), ("25.04", "3.4.1", new)), start=1):
+        _save(tmp_path / "results", day, _night("ubuntu", OsFacts("ubuntu", "Ubuntu", release), version, figures, 1.0))
+    assert cli.main(["publish", str(tmp_path / "results"), "-o", str(tmp_path / "site")]) == 0
+    pages = "".join(page.read_text() for page in (tmp_path / "site").rglob("*.html"))
+    assert "Measuring method changed" in pages
+    assert "6 cell(s) at Ubuntu 24.10 → Ubuntu 25.04: openssl speed times AEAD modes" in pages
