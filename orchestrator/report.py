@@ -265,7 +265,10 @@ def _diff_section(old: Run, new: Run) -> list[Block]:
         blocks.append(Note("The two runs have no cell in common."))
         return blocks
     blocks.append(Table(diff.HEADERS, diff.table_rows(rows)))
-    blocks.append(Figure("diff", f"Change {old.run_id} → {new.run_id}", _plot_diff(both)))
+    blocks.extend(Note(note) for note in diff.method_notes(rows))  # `method` rows: another ruler, named
+    plotted = [r for r in both if r.method_change is None]  # a changed ruler's delta is no change of the host
+    if plotted:
+        blocks.append(Figure("diff", f"Change {old.run_id} → {new.run_id}", _plot_diff(plotted)))
     return blocks
 
 

@@ -259,3 +259,16 @@ def test_site_host_page_says_the_method_changed(tmp_path):
     pages = "".join(page.read_text() for page in (tmp_path / "site").rglob("*.html"))
     assert "Measuring method changed" in pages
     assert "6 cell(s) at Ubuntu 24.10 → Ubuntu 25.04: openssl speed times AEAD modes" in pages
+
+
+def test_report_of_the_two_runs_names_the_method_change_and_plots_no_bar_for_it(tmp_path):
+    from orchestrator import report
+
+    old, new = _published(OLD_LOG), _published(NEW_LOG)
+    runs = [Run(f"2026050{day}T000000Z-000{day}", f"2026-05-0{day}T00:00:00+00:00", matrix={"timing": "elapsed"},
+                hosts=[_night("ubuntu", OsFacts("ubuntu", "Ubuntu", release), version, figures, 1.0)])
+            for day, (release, version, figures) in ((1, ("24.10", "3.3.1", old)), (2, ("25.04", "3.4.1", new)))]
+    text = report.render_html(runs, tmp_path / "r.html", links=[100, 1000]).read_text(encoding="utf-8")
+    assert "6 cell(s) marked `method`: measuring method changed" in text.replace("&#x27;", "'").replace("&#96;", "`")
+    assert "from 3.4.1 on; not comparable with 3.3.1" in text
+    assert "Change 20260501T000000Z-0001" not in text  # every row is `method`: no bar chart of them
