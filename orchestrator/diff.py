@@ -230,7 +230,7 @@ def version_lines(old: Run, new: Run, host: str | None = None) -> list[str]:
     program's version (what `openssl speed` times follows it) with libcrypto's where the two differ."""
     before = {h.host: h.openssl for h in old.hosts if host is None or h.host == host}
     lines = []
-    for result in new.hosts:
+    for result in sorted(new.hosts, key=lambda h: h.host):
         build = before.get(result.host)
         if build is None:
             continue

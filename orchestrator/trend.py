@@ -487,7 +487,7 @@ def to_json(result: Trend) -> dict[str, Any]:
                                                                 sentence=step_sentence(result, c, c.largest)),
         } for c in result.cells],
         "drifts": [{"segment": d.segment, "first_run": d.first_run, "first": d.first, "last_run": d.last_run,
-                    "last": d.last, "runs": d.runs, "history": d.history, "z": round(d.score, 2),
+                    "last": d.last, "runs": d.runs, "history": d.history, "stable_history": d.stable, "z": round(d.score, 2),
                     "delta_pct": _round(d.delta_pct), "cells": [label(k) for k in d.cells],
                     "sentence": drift_sentence(result, d)} for d in result.drifts],
     }
