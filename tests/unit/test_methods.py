@@ -272,3 +272,15 @@ def test_report_of_the_two_runs_names_the_method_change_and_plots_no_bar_for_it(
     assert "6 cell(s) marked `method`: measuring method changed" in text.replace("&#x27;", "'").replace("&#96;", "`")
     assert "from 3.4.1 on; not comparable with 3.3.1" in text
     assert "Change 20260501T000000Z-0001" not in text  # every row is `method`: no bar chart of them
+
+
+def test_run_json_round_trips_both_versions_and_old_files_load_without_them():
+    build = parse_openssl_build("OpenSSL 3.0.16 11 Feb 2025 (Library: OpenSSL 3.0.15 3 Sep 2024)")
+    run = Run("r", "2026-05-01T00:00:00+00:00", hosts=[HostResult("h", openssl=build)])
+    again = Run.from_dict(run.to_dict()).hosts[0].openssl
+    assert (again.program_version, again.library_version) == ("3.0.16", "3.0.15")
+    old = {"schema": 3, "run_id": "r", "created": "2026-01-01T00:00:00+00:00",
+           "hosts": [{"host": "h", "openssl": {"version": "3.0.13", "version_line": "OpenSSL 3.0.13 30 Jan 2024"}}]}
+    loaded = Run.from_dict(old).hosts[0].openssl
+    assert (loaded.version, loaded.program_version, loaded.library_version) == ("3.0.13", None, None)
+    assert not loaded.versions_differ and loaded.versions_said() == "3.0.13"
