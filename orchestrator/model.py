@@ -168,6 +168,7 @@ class OsFacts:
     kernel: str | None = None  # uname -r
     machine: str | None = None  # uname -m
     uname: str | None = None  # the whole `uname -a` line
+    target: str | None = None  # OpenWrt DISTRIB_TARGET / OPENWRT_BOARD ("mediatek/filogic"): which build of a release
 
     def to_dict(self) -> dict[str, Any]:
         return _flat_dict(self)

@@ -37,7 +37,8 @@ class PackageManager:
 
 
 PACKAGE_MANAGERS = (
-    PackageManager("apk", "openssl-util", "apk update && apk add openssl-util"),  # OpenWrt 25 moved to apk
+    # OpenWrt 25 moved to apk; --upgrade: an installed openssl-util is upgraded (--upgrade-openssl), as opkg install does
+    PackageManager("apk", "openssl-util", "apk update && apk add --upgrade openssl-util"),
     # OpenWrt keeps its package lists in RAM: always update first
     PackageManager("opkg", "openssl-util", "opkg update && opkg install openssl-util"),
     PackageManager("/opt/bin/opkg", "openssl-util", "/opt/bin/opkg update && /opt/bin/opkg install openssl-util"),  # Entware

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from orchestrator import diff, identity, insights, stats, store, tables
+from orchestrator import diff, identity, insights, reference, stats, store, tables
 from orchestrator.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
 from orchestrator.errors import UserError
-from orchestrator.model import HostResult, Run
-from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, fmt_value, mbytes
+from orchestrator.model import REFERENCE, HostResult, Run
+from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, fmt_value, mbits, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
 MAX_DIFF_BARS = 40  # the largest changes only
@@ -124,7 +124,7 @@ def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS,
     found = [(s, insights.host_insights(s.result, links)) for s in series] if wanted & _ANSWERS else []
     sections_of: dict[str, Callable[[], list[Block]]] = {
         "hosts": lambda: _host_section(series),
-        "line-rate": lambda: _line_rate(found, links),
+        "line-rate": lambda: _line_rate(found, links) + _known_boards(runs),
         "crypto": lambda: _crypto(found),
         "handshakes": lambda: _handshakes(found),
         "per-core": lambda: _per_core(found),
@@ -164,7 +164,9 @@ def _line_rate(found: Found, links: Sequence[int]) -> list[Block]:
              "1024-16384 bytes (VPN-sized packets); packet handling costs come on top. It predicts the data paths "
              f"that run OpenSSL in user space: {insights.OPENSSL_PATHS}."),
         Table(["host"] + [f"{link} Mbit/s" for link in links],
-              [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found])]
+              [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found
+               # a known board without a line-rate figure is listed with what it published (_known_boards)
+               if s.run.source != REFERENCE or any(lr.carried is not None for lr in ins.line_rates)])]
     kernel = [(s, ins) for s, ins in found if ins.kernel_paths]
     if kernel:  # the paths openssl speed did not measure: what the kernel would use, from /proc/crypto
         paths = [p.path for p in kernel[0][1].kernel_paths]
@@ -174,6 +176,45 @@ def _line_rate(found: Found, links: Sequence[int]) -> list[Block]:
                  "implementation (highest priority in /proc/crypto, before the run):"),
             Table(["host"] + paths, [[s.label] + [p.said for p in ins.kernel_paths] for s, ins in kernel])]
     return blocks
+
+
+def _known_boards(runs: Sequence[Run]) -> list[Block]:
+    """Beside the user's line rates, the figure each known board (orchestrator/reference) published that comes
+    closest to them, with its source, and whether it is a log or a summary figure and what it cannot tell."""
+    rows: list[tuple[float, list[Any]]] = []
+    labels = tables.host_labels(runs)
+    for run in runs:
+        entries = reference.entries_of(run)
+        for result in run.hosts:
+            entry = entries.get(result.host) if entries else {}  # {}: the user's own host, measured
+            found = reference.quote(entry, result) if entry is not None else None
+            if entry is None or found is None:
+                continue
+            rank = found.one_core or found.all_cores or 0.0
+            one = f"{mbits(found.one_core):,.0f}" if found.one_core else "-"
+            every = "-"
+            if found.all_cores:
+                every = f"{mbits(found.all_cores):,.0f} ({found.cores} cores)" if found.cores else \
+                    f"{mbits(found.all_cores):,.0f} (cores not stated)"
+            if not entries:
+                rows.append((rank, [labels[run.run_id, result.host], result.cpu.model or "", "your host",
+                                    found.text, one, every, "", f"run {run.run_id}"]))
+                continue
+            kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
+            rows.append((rank, [labels[run.run_id, result.host], str(entry.get("cpu", "")), kind, found.text, one,
+                                every, reference.not_told(entry), str(entry.get("source", ""))]))
+    if not any(row[2] != "your host" for _, row in rows):
+        return []
+    rows.sort(key=lambda row: -row[0])  # fastest first: where the user's host sits among them
+    return [Heading("Known boards beside them (reference)", 3),
+            Note("Published figures of known boards and routers, fastest first, to find a neighbour of your host: "
+                 "the figure closest to a line rate each one published (aes-256-gcm or chacha20-poly1305, else "
+                 "aes-128-gcm, else another cipher; the smallest block of 1024-16384 bytes, else the largest), in "
+                 "Mbit/s. Not a verdict: other ciphers, other OpenSSL versions and ways of measuring. \"Summary "
+                 "figures\" are a published table row or ranking, not a log; a figure without its block size or "
+                 "threads is shown as published and is no cell of the tables."),
+            Table(["known board", "CPU", "entry", "figure", "1 core Mbit/s", "all cores Mbit/s", "cannot tell",
+                   "source"], [row for _, row in rows], ["cannot tell", "CPU", "entry"])]
 
 
 def _crypto(found: Found) -> list[Block]:

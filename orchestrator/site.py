@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from orchestrator import store, trend
+from orchestrator import reference, store, trend
 from orchestrator.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import Run
@@ -88,8 +88,9 @@ def publish(runs: Sequence[Run], out: Path, known: Run | None = None, jobs: int 
     written = [out / page.file for page in pages]
     algorithms = sorted({key.algorithm for page in pages for key in page.latest})
     references = _reference_values(known)
+    entries = reference.entries_of(known) if known is not None else {}
     for algorithm in algorithms:
-        written.append(_compare_page(out, algorithm, algorithms, pages, references))
+        written.append(_compare_page(out, algorithm, algorithms, pages, references, entries))
     written.append(_write(out / "index.html", _index(pages, algorithms, runs)))
     return written
 
@@ -256,18 +257,25 @@ def _reference_values(known: Run | None) -> dict[str, dict[Key, float]]:
     return {h.host: best_core(medians(host_cells(h))) for h in known.hosts}
 
 
+def _reference_name(name: str, entry: dict[str, Any]) -> str:
+    """How a comparison page names a known board: a summary entry says it is no log."""
+    return f"{name} (reference: summary figures)" if entry.get("kind") == reference.FIGURES else f"{name} (reference)"
+
+
 def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: Sequence[HostPage],
-                  references: dict[str, dict[Key, float]]) -> Path:
+                  references: dict[str, dict[Key, float]], entries: dict[str, dict[str, Any]] | None = None) -> Path:
+    entries = entries or {}
     rows_of: list[tuple[str, dict[Key, float], bool]] = [
         (p.host, {k: v for k, v in p.latest.items() if k.algorithm == algorithm}, False) for p in pages]
-    rows_of += [(f"{name} (reference)", {k: v for k, v in values.items() if k.algorithm == algorithm}, True)
+    rows_of += [(_reference_name(name, entries.get(name, {})),
+                 {k: v for k, v in values.items() if k.algorithm == algorithm}, True)
                 for name, values in references.items()]
     rows_of = [r for r in rows_of if r[1]]
     keys = sorted({k for _, values, _ in rows_of for k in values}, key=sort_key)
     unit = "B/s" if keys and keys[0].operation is None else "ops/s"
     links = {p.host: p.file for p in pages}
     body = [f"<p>Each host's medians under its latest firmware (one core: the best cluster of a big.LITTLE board) "
-            f"beside published results of known boards, marked as reference (their sources: "
+            f"beside published results of known boards, marked as reference (their sources: below, and "
             f"orchestrator/reference/known/boards.toml).</p>"]
     for api, threads in dict.fromkeys((k.api, k.threads) for k in keys):
         group = [k for k in keys if (k.api, k.threads) == (api, threads)]
@@ -290,7 +298,51 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
                     f'alt="{html.escape(label(chart))} across hosts"><figcaption>{html.escape(label(chart))}: '
                     + ("hosts in colour, known boards in grey (reference)" if references else "every host")
                     + "</figcaption></figure>")
+    body += _known_sources(algorithm, {name for name, values in references.items()
+                                       if any(k.algorithm == algorithm for k in values)}, entries)
     return _write(out / page_name("compare", algorithm), _page(f"{algorithm} across hosts", _nav(algorithms), body))
+
+
+def _known_sources(algorithm: str, shown: set[str], entries: dict[str, dict[str, Any]]) -> list[str]:
+    """Below a comparison: the figures of this algorithm published without a block size or threads (no cell of the
+    tables above), and every known board on the page with its source and what its figures cannot tell."""
+    loose = []
+    for name, entry in entries.items():
+        unit = str(entry.get("unit", "k"))
+        for f in entry.get("figures") or []:
+            if f.get("algorithm") != algorithm or (isinstance(f.get("block"), int) and isinstance(f.get("threads"), int)):
+                continue
+            try:
+                value = fmt_rate(reference.figure_value(str(f.get("value")), unit if unit in reference.UNITS else "k"))
+            except UserError:
+                continue
+            loose.append((name, entry, f, value))
+    named = sorted(shown | {name for name, _, _, _ in loose})
+    if not named:
+        return []
+    body = []
+    if loose:
+        body.append("<h2>Published without block size or threads (reference: summary figures)</h2>")
+        body.append("<p>Figures a source published without saying which block size or how many threads they are: "
+                    "shown as published, in no column above.</p>")
+        body.append(_table(["known board", "published as", "value as published", "threads", "block", "read as"],
+                           [[html.escape(_reference_name(name, entry)), html.escape(str(f.get("label", ""))),
+                             html.escape(str(f.get("value", ""))), html.escape(str(f.get("threads", ""))),
+                             html.escape(str(f.get("block", ""))), html.escape(value)]
+                            for name, entry, f, value in loose], ["reference"] * len(loose)))
+    rows = []
+    for name in named:
+        entry = entries.get(name, {})
+        # as text, not a link: the site's links all resolve within it (it is read offline, from file://)
+        link = html.escape(str(entry.get("source", "")))
+        kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
+        rows.append([html.escape(_reference_name(name, entry)), html.escape(str(entry.get("cpu", ""))),
+                     html.escape(kind), html.escape(reference.not_told(entry) if entry else ""),
+                     html.escape(str(entry.get("accuracy", ""))), link])
+    body.append("<h2>Known boards on this page: sources</h2>")
+    body.append(_table(["known board", "CPU", "entry", "cannot tell", "the source on accuracy", "source"], rows,
+                       ["reference"] * len(rows), wrap=True))
+    return body
 
 
 def _chart_key(keys: Sequence[Key]) -> Key | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from typing import TypeVar
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,14 +22,16 @@ from orchestrator.parse.batch import parse_many
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("import", help="store saved console logs as a run (for diff and history)",
                                    description=__doc__)
-    parser.add_argument("logs", nargs="+", metavar="LOG", type=Path, help="saved console session / openssl speed log")
-    parser.add_argument("--host", required=True, help="the host the logs were measured on")
+    parser.add_argument("logs", nargs="*", metavar="LOG", type=Path, help="saved console session / openssl speed log")
+    parser.add_argument("--host", help="the host the logs were measured on (required; with --reference: its id)")
     parser.add_argument("--firmware", metavar="LABEL", help="firmware label (default: derived from the logs' facts)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     known = parser.add_argument_group(
         "a known board (--reference)", "store one published log as a reference board (shown by `report --against "
-        "known` and `publish`) in <results>/reference/<host>/ instead of a run; --host names it")
+        "known` and `publish`) in <results>/reference/<host>/ instead of a run; --host names it. A published table "
+        "row or a few figures instead of a log: --figure (repeated), or --entry FILE.toml with the keys of a "
+        "[[board]] table of orchestrator/reference/known/boards.toml")
     known.add_argument("--reference", action="store_true", help="the log is a published reference, not a run")
     known.add_argument("--source", metavar="URL", help="where the log was published (required with --reference)")
     known.add_argument("--board", help="the board or device, as the source names it (default: --host)")
@@ -38,24 +39,62 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        ("openssl", "OpenSSL version, when the log does not print it"),
                        ("options", "the openssl speed command line as published (-evp or not sets the API)"),
                        ("clusters", "clusters of unlabelled per-cluster rows, in row order: Cortex-A53,Cortex-A72"),
-                       ("retrieved", "the date the copy was taken (default: today)"), ("notes", "anything else")):
+                       ("retrieved", "the date the copy was taken (default: today)"), ("notes", "anything else"),
+                       ("accuracy", "what the source itself says of its figures' accuracy"),
+                       ("cores", "CPU count the source gives (what an 'all'-threads figure ran on)")):
         known.add_argument(f"--{name}", help=text)
+    known.add_argument("--figure", action="append", metavar="ALG:BLOCK[:THREADS]=VALUE",
+                       help="one published figure instead of a LOG, value as printed: aes-128-gcm:16384=646187.19k "
+                       "(k: 1000s of bytes/s, as openssl prints); BLOCK and THREADS may be 'unknown', THREADS 'all' "
+                       "(-multi over --cores CPUs; default 1). Repeat it for each figure")
+    known.add_argument("--unit", help=f"unit of --figure values printed without one: {' or '.join(reference.UNITS)} "
+                       "(default k)")
+    known.add_argument("--entry", type=Path, metavar="FILE.toml", help="a summary entry (kind = \"figures\") as a "
+                       "TOML file: the keys of a boards.toml [[board]] table at its top level, figures as "
+                       "[[figure]] tables")
     parser.set_defaults(func=main)
 
 
+FIELDS = ("cpu", "arch", "openssl", "options", "clusters", "notes", "accuracy", "cores", "unit")
+
+
 def import_reference(args: argparse.Namespace) -> int:
-    if len(args.logs) != 1:
-        raise UserError("--reference stores one published log: give exactly one LOG")
-    if not args.source:
+    figures = args.figure or []
+    sources = sum(1 for given in (args.logs, figures, args.entry) if given)
+    if sources != 1 or len(args.logs) > 1:
+        raise UserError("--reference stores one published entry: give exactly one LOG, or --figure (repeated), "
+                        "or --entry FILE.toml")
+    if args.entry:
+        item = reference.entry_file(args.entry)
+        given = {name: getattr(args, name) for name in (*FIELDS, "source", "board", "retrieved") if getattr(args, name)}
+        if args.host:
+            given["id"] = args.host
+        item.update(given)  # options on the command line win over the file's keys
+        where = str(args.entry)
+    else:
+        if not args.host:
+            raise UserError("--reference needs --host ID: the name the entry is shown under")
+        item = {k: v for k, v in ((name, getattr(args, name)) for name in FIELDS) if v}
+        item.update(id=args.host, board=args.board or args.host, source=args.source or "")
+        if figures:
+            item.update(kind=reference.FIGURES, figure=[reference.figure_spec(spec) for spec in figures])
+        where = "sslbench import --reference"
+    if not str(item.get("source", "")).strip():
         raise UserError("--reference needs --source URL: a reference figure is only as good as where it came from")
-    fields = {name: getattr(args, name) for name in ("cpu", "arch", "openssl", "options", "clusters", "notes")}
-    entry = reference.entry_of(dict({k: v for k, v in fields.items() if v}, id=args.host, board=args.board or args.host,
-                                    source=args.source, retrieved=args.retrieved or store.utc_now()[:10]),
-                               "sslbench import --reference")
-    run_dir = reference.add(entry, args.logs[0], args.results)
+    item.setdefault("board", item.get("id", ""))
+    item.setdefault("retrieved", store.utc_now()[:10])
+    entry = reference.entry_of(item, where)
+    log = args.logs[0] if args.logs else None
+    command = ["sslbench", "import", "--reference", str(log) if log else str(args.entry or "--figure")]
+    run_dir = reference.add(entry, log, args.results, command)
     run = store.load_run(run_dir)
     count = sum(len(h.measurements) for h in run.hosts)
-    print(f"stored reference '{entry.id}' ({entry.board}): {count} measurements from {args.logs[0]}")
+    what = f"from {log}" if log else f"({len(entry.figures)} published figure(s), a summary, not a log)"
+    print(f"stored reference '{entry.id}' ({entry.board}): {count} measurements {what}")
+    left = [f for f in entry.figures if f.block is None or f.threads is None]
+    if left:
+        print(f"note: {len(left)} figure(s) without a stated block size or threads are kept as published, "
+              "not placed in a cell")
     for note in run.matrix.get("notes") or []:
         print(f"note: {note}")
     print(run_dir)
@@ -65,6 +104,10 @@ def import_reference(args: argparse.Namespace) -> int:
 def main(args: argparse.Namespace) -> int:
     if args.reference:
         return import_reference(args)
+    if args.figure or args.entry:
+        raise UserError("--figure and --entry add a published reference: give --reference too")
+    if not args.logs or not args.host:
+        raise UserError("import needs LOG... and --host NAME (the host the logs were measured on)")
     with gcpause.paused():  # thousands of logs are millions of small objects that make no cycles
         run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results)
     run = store.load_run(run_dir)

@@ -73,6 +73,7 @@ def report_command(args: argparse.Namespace) -> int:
     notes: list[str] = []
     if args.against == "known":
         known, notes = reference.known_run(args.results)
+        notes = notes + reference.summary_note(known)
         runs.append(known)
     if args.output:  # orchestrator/report.py: the page with the user's answers, tables and plots
         render = report.render_html if args.format == "html" else report.render_markdown

@@ -147,6 +147,9 @@ def detect_os(files: dict[str, str]) -> OsFacts:
     found = next((f for f in (reader(texts, os_release) for reader in FAMILY_READERS) if f), None)
     if found:
         facts.family, facts.name, facts.version, facts.revision = found
+    if facts.family == "openwrt":  # the target names the build (OpenWrt 25.x: os-release's OPENWRT_BOARD too)
+        openwrt = parse_openwrt_release(texts.get("openwrt_release", ""))
+        facts.target = openwrt.get("DISTRIB_TARGET") or os_release.get("OPENWRT_BOARD") or None
     if facts.family in ("unknown", "centos", "rhel", "fedora") and "redhat-release" in texts:
         redhat = parse_redhat_release(texts["redhat-release"])
         if redhat:  # redhat-release has the minor version ("7.9.2009") that os-release lacks ("7")

@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import feed as feedlib  # noqa: E402  (sibling module; rig.py runs as a script)
+import apkrepo  # noqa: E402  (sibling module: the OpenWrt 25.x apk repository)
 
 RIG_DIR = Path(__file__).resolve().parent
 FIXTURES = RIG_DIR / "fixtures"
@@ -51,6 +52,13 @@ FEED_ADDRESS, FEED_PORT = "127.0.0.20", 2280
 OPENWRT = {"23.05.5": ("mipsel_24kc", "ramips/mt7621", "bookworm", "mipsel"),
            "19.07.10": ("arm_cortex-a7_neon-vfpv4", "ipq40xx/generic", "bullseye", "armhf")}
 DEBIAN_TRIPLET = {"mipsel": "mipsel-linux-gnu", "armhf": "arm-linux-gnueabihf"}
+# OpenWrt 25.x: apk instead of opkg. openwrt3 is a MediaTek Filogic (MT7981/7986, Cortex-A53) router, the
+# target of the real 25.12.5 release files in fixtures/openwrt/25.12.5; Debian bookworm's arm64 OpenSSL 3.0
+# stands in for 25.12's own build. Its repository is served beside the opkg feed, on a port of its own.
+OPENWRT_APK = {"25.12.5": ("aarch64_cortex-a53", "mediatek/filogic", "bookworm", "arm64")}
+DEBIAN_TRIPLET["arm64"] = "aarch64-linux-gnu"
+APK_REPO_PORT = 2281
+APK_KEY, APK_STRANGER_KEY = "sslbench-rig.rsa.pub", "stranger.rsa.pub"  # the trusted key; one the host lacks
 CENTOS_REPO = "/var/cache/sslbench-repo"  # inside the centos host
 QEMU_ARCHES = ("arm", "aarch64", "mipsel")
 BUSYBOX_DIR = RIG_DIR / "busybox"  # the firmwares' BusyBox configurations (see its README.md)
@@ -83,6 +91,8 @@ HOSTS = [
     Host("centos1", "centos", "127.0.0.25", 2225, "openssh", "centos"),
     Host("debian1", "debian", "127.0.0.26", 2226, "dropbear", "debian", user=SUDO_USER),
     Host("openwrt2", "openwrt", "127.0.0.27", 2227, "dropbear", "openwrt-19.07", release="19.07.10"),
+    # OpenWrt 25.x (apk); 127.0.0.30-32 belong to the site workers and another engineer's hosts
+    Host("openwrt3", "openwrt", "127.0.0.35", 2235, "dropbear", "openwrt-25.12", release="25.12.5"),
     Host("jump1", "jump", "127.0.0.28", 2228, "jump", "", in_inventory=False),
     Host("ddwrt2", "ddwrt", "127.0.0.29", 2229, "dropbear", "ddwrt", readonly=True, behind="jump1"),
     # site workers (sslbench run --worker): this machine itself over SSH, not chrooted, where the project's venv
@@ -115,6 +125,10 @@ RECIPES: dict[str, dict] = {
     # per OpenWrt release (OPENWRT): Debian's OpenSSL of that era (19.07 shipped 1.1.1, 23.05 3.0)
     "feed": {"version": 2, "releases": {"23.05.5": ["openssl", "libssl3", "libatomic1"],
                                         "19.07.10": ["openssl", "libssl1.1", "libatomic1"]}},
+    # OpenWrt 25.x: no opkg, the apk stand-in; its repository of .apk around Debian's arm64 OpenSSL 3.0.
+    # BusyBox: 23.05.5's applet set (25.12's Config-defaults.in is not in this repository: see README.md).
+    "openwrt-25.12": {"version": 1, "busybox": "openwrt-23.05", "release": "25.12.5", "debs": ["libc6", "libgcc-s1"]},
+    "apk-repo": {"version": 1, "releases": {"25.12.5": ["openssl", "libssl3", "libatomic1"]}},
 }
 
 
@@ -536,7 +550,10 @@ BUILDERS = {"raspbian": build_userland, "armbian": build_armbian, "centos": buil
             "busybox-src": build_busybox_source, "busybox-openwrt-23.05": build_busybox,
             "busybox-openwrt-19.07": build_busybox, "busybox-ddwrt": build_busybox,
             "openwrt-23.05": build_openwrt, "openwrt-19.07": build_openwrt, "ddwrt": build_ddwrt, "feed": build_feed,
-            "scale": build_scale}
+            "scale": build_scale,
+            # OpenWrt 25.x (apk): defined further down, in a block of their own
+            "openwrt-25.12": lambda dest, name: build_openwrt_apk(dest, name),
+            "apk-repo": lambda dest, name: build_apk_repo(dest, name)}
 _build_locks = {name: threading.Lock() for name in BUILDERS}  # builds wait for the builds they use
 
 
@@ -577,6 +594,123 @@ def drop_stale_builds(current: dict[str, Path]) -> None:
         if old not in keep:
             umount_under(old)
             shutil.rmtree(old, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenWrt 25.x: apk instead of opkg (openwrt3)
+
+def apk_repo_paths(release: str) -> tuple[str, str]:
+    """(base, core) repository directories of one OpenWrt 25.x release, as on downloads.openwrt.org."""
+    arch, target, _suite, _debian_arch = OPENWRT_APK[release]
+    return f"releases/{release}/packages/{arch}/base", f"releases/{release}/targets/{target}/packages"
+
+
+def build_openwrt_apk(dest: Path, name: str) -> None:
+    """An OpenWrt 25.x root: the firmware's BusyBox, dropbear, the target's C library, apk (stand-in), no opkg."""
+    busybox_root(dest, "/bin/ash", ensure_built(f"busybox-{RECIPES[name]['busybox']}"))
+    (dest / "var").symlink_to("tmp")  # OpenWrt keeps /var in RAM
+    arch, _target, suite, debian_arch = OPENWRT_APK[RECIPES[name]["release"]]
+    debs = fetch_debs(suite, debian_arch, RECIPES[name]["debs"])
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        extract_debs(list(debs.values()), Path(tmp))
+        shutil.copytree(Path(tmp) / "lib", dest / "lib", symlinks=True, dirs_exist_ok=True)
+        shutil.copytree(Path(tmp) / "usr/lib", dest / "usr/lib", symlinks=True, dirs_exist_ok=True)
+    # STAND-IN: OpenWrt's `wget` (uclient-fetch), which apk runs to download, as on openwrt1
+    (dest / "usr/libexec").mkdir(parents=True, exist_ok=True)
+    shutil.copy2("/bin/busybox", dest / "usr/libexec/wget-standin")
+    (dest / "usr/bin/wget").unlink(missing_ok=True)
+    (dest / "usr/bin/wget").symlink_to("/usr/libexec/wget-standin")
+    if (dest / "bin/opkg").exists() or (dest / "usr/bin/opkg").exists():
+        raise RuntimeError("an OpenWrt 25.x root must have no opkg")
+    # apk's database of what the firmware image installed (the versions of the binaries really there)
+    status = []
+    for pkg, version in (("base-files", "1669-r33051-f5dae5ece4"), ("busybox", "1.35.0-r4"),
+                         ("dropbear", "2022.83-r1"), ("libc", "2.36-r9"), ("libgcc1", "12.2.0-r14"),
+                         ("apk-mbedtls", "3.0.3-r1")):
+        status.append(f"P:{pkg}\nV:{version}\nA:{arch}\nS:0\nI:0\nT:{pkg} (firmware)\nL:GPL-2.0\n")
+    write(dest / "lib/apk/db/installed", "\n".join(status) + "\n")
+    write(dest / "etc/apk/world", "apk-mbedtls\nbase-files\nbusybox\ndropbear\n")
+    write(dest / "etc/apk/arch", f"{arch}\n")
+    (dest / "etc/apk/keys").mkdir(parents=True, exist_ok=True)
+    (dest / "etc/apk/repositories.d").mkdir(parents=True, exist_ok=True)
+
+
+def build_apk_repo(dest: Path, name: str) -> None:
+    """The apk repositories: openssl-util, libopenssl3 (base) and libatomic1 (core) as signed v2 .apk around
+    Debian's binaries; the same base repository signed with a key no host trusts (under untrusted/)."""
+    keys, www = dest / "keys", dest / "www"
+    keys.mkdir(parents=True)
+    for key in (APK_KEY, APK_STRANGER_KEY):
+        apkrepo.make_key(keys / key.replace(".pub", ".priv"), keys / key)
+    for release, debnames in RECIPES[name]["releases"].items():
+        arch, _target, suite, debian_arch = OPENWRT_APK[release]
+        debs = fetch_debs(suite, debian_arch, debnames)
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            x = Path(tmp)
+            extract_debs(list(debs.values()), x)
+            version = debs["openssl"].name.split("_")[1].split("-")[0] + "-r1"
+            libdir = x / "usr/lib" / DEBIAN_TRIPLET[debian_arch]
+            atomic = sorted(libdir.glob("libatomic.so.1*"))[-1]
+            base = [
+                apkrepo.ApkPackage("libopenssl3", version, arch, "The OpenSSL Project is a collaborative effort to "
+                                   "develop a robust, commercial-grade, full-featured, and Open Source toolkit "
+                                   "(libraries from Debian).", depends=["libc", "libatomic1"],
+                                   files={"/usr/lib/libcrypto.so.3": libdir / "libcrypto.so.3",
+                                          "/usr/lib/libssl.so.3": libdir / "libssl.so.3"}),
+                apkrepo.ApkPackage("openssl-util", version, arch, f"OpenSSL command line tool (Debian's {debian_arch} "
+                                   "build).", depends=["libc", "libopenssl3"],
+                                   files={"/usr/bin/openssl": x / "usr/bin/openssl"}),
+            ]
+            core = [apkrepo.ApkPackage("libatomic1", debs["libatomic1"].name.split("_")[1].split("-")[0] + "-r4",
+                                       arch, "GCC support library (libatomic).", depends=["libc"],
+                                       license="GPL-3.0-with-GCC-exception", url="https://gcc.gnu.org/",
+                                       files={"/lib/libatomic.so.1": atomic})]
+            base_path, core_path = apk_repo_paths(release)
+            description = f"OpenWrt {release} (sslbench test rig)"
+            trusted = (keys / APK_KEY.replace(".pub", ".priv"), APK_KEY)
+            apkrepo.write_repo(base, description, www / base_path, *trusted)
+            apkrepo.write_repo(core, description, www / core_path, *trusted)
+            apkrepo.write_repo(base, description, www / "untrusted" / base_path,
+                               keys / APK_STRANGER_KEY.replace(".pub", ".priv"), APK_STRANGER_KEY)
+
+
+def apk_repo_url(host: Host, which: str = "base", root: str = "") -> str:
+    """The index URL of one of the host's repositories (root "untrusted/": the one signed by a stranger)."""
+    base_path, core_path = apk_repo_paths(host.release)
+    path = base_path if which == "base" else core_path
+    return f"http://{FEED_ADDRESS}:{APK_REPO_PORT}/{root}{path}/APKINDEX.tar.gz"
+
+
+def personalize_apk(host: Host, base: Path) -> None:
+    release = f"openwrt/{host.release}"
+    copy_fixture(f"{release}/openwrt_release", base / "etc/openwrt_release")
+    copy_fixture(f"{release}/os-release", base / "usr/lib/os-release")
+    if not (base / "etc/os-release").is_symlink():
+        (base / "etc/os-release").symlink_to("../usr/lib/os-release")
+    copy_fixture(f"{release}/banner", base / "etc/banner")
+    copy_fixture("openwrt/apk", base / "usr/bin/apk", 0o755)
+    # OpenWrt 25.x: /etc/apk/repositories.d/distfeeds.list, one index URL a line
+    write(base / "etc/apk/repositories.d/distfeeds.list",
+          "# sslbench test rig: the repositories, served on loopback by `rig.py up` (v2 indexes: README.md).\n"
+          f"{apk_repo_url(host, 'core')}\n{apk_repo_url(host, 'base')}\n")
+    shutil.copyfile(build_dir("apk-repo") / "keys" / APK_KEY, base / "etc/apk/keys" / APK_KEY)
+
+
+def apk_repo_up() -> None:
+    if running_pid("apk-repo"):
+        return
+    www = build_dir("apk-repo") / "www"
+    proc = spawn("apk-repo", [sys.executable, "-m", "http.server", "--bind", FEED_ADDRESS, str(APK_REPO_PORT),
+                              "--directory", str(www)], f"http.server --bind {FEED_ADDRESS} {APK_REPO_PORT}")
+    deadline = time.monotonic() + 15
+    while not port_answers(FEED_ADDRESS, APK_REPO_PORT):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the apk repository did not start on {FEED_ADDRESS}:{APK_REPO_PORT}")
+        time.sleep(0.1)
+
+
+def apk_repo_down() -> None:
+    stop_process("apk-repo")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -679,6 +813,8 @@ def personalize(host: Host, base: Path) -> None:
         copy_fixture("centos/os-release", base / "etc/os-release")
         copy_fixture("centos/os-release", base / "usr/lib/os-release")
         copy_fixture("centos/yum", base / "usr/bin/yum", 0o755)
+    elif fam == "openwrt" and host.release in OPENWRT_APK:
+        personalize_apk(host, base)
     elif fam == "openwrt":
         release = f"openwrt/{host.release}"
         copy_fixture(f"{release}/openwrt_release", base / "etc/openwrt_release")
@@ -1005,6 +1141,7 @@ def cmd_up(_args) -> int:
     ensure_keys()
     ensure_netns()
     feed_up()
+    apk_repo_up()
     for host in HOSTS:
         if host.base:
             personalize(host, builds[host.base])
@@ -1034,6 +1171,7 @@ def cmd_down(_args, quiet: bool = False) -> int:
         if host.base:
             kill_sessions_in(host_root(host))
     feed_down()
+    apk_repo_down()
     umount_under(CACHE / "run")
     if HIDDEN_NETNS in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split():
         subprocess.run(["ip", "netns", "delete", HIDDEN_NETNS], capture_output=True)
@@ -1053,6 +1191,8 @@ def cmd_status(_args) -> int:
         print(f"{h.name:10} {h.family:9} {h.address}:{h.port:<5} {where:14} {state}")
     feed = "up" if port_answers(FEED_ADDRESS, FEED_PORT) else "down"
     print(f"{'feed':10} {'opkg':9} {FEED_ADDRESS}:{FEED_PORT:<5} {'http':14} {feed}")
+    apk = "up" if port_answers(FEED_ADDRESS, APK_REPO_PORT) else "down"
+    print(f"{'apk-repo':10} {'apk':9} {FEED_ADDRESS}:{APK_REPO_PORT:<5} {'http':14} {apk}")
     print(f"inventory: {INVENTORY if INVENTORY.exists() else '(none: run rig.py up)'}")
     return 0 if ok else 3
 
@@ -1121,6 +1261,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--sessions", action="store_true", help="also end the host's open SSH sessions")
     sub.add_parser("feed-down").set_defaults(func=lambda a: feed_down() or 0)
     sub.add_parser("feed-up").set_defaults(func=lambda a: feed_up() or 0)
+    sub.add_parser("apk-repo-down").set_defaults(func=lambda a: apk_repo_down() or 0)
+    sub.add_parser("apk-repo-up").set_defaults(func=lambda a: apk_repo_up() or 0)
     return dispatch(parser.parse_args(argv), "rig.py")
 
 
