@@ -15,7 +15,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
-from orchestrator import stats, validity
+from orchestrator import methods, stats, validity
 from orchestrator.model import ALL_FLAGS, OK, UNSUPPORTED, HostResult, Measurement, Run
 
 # The flags that make a figure less comparable, carried from measurements and hosts to their cells.
@@ -72,6 +72,9 @@ class Cell:
     samples: list[float] = field(default_factory=list)  # values of the ok measurements
     flags: set[str] = field(default_factory=set)  # CARRIED_FLAGS, and unsupported, error, invalid
     unit: str = "B/s"  # "B/s" for throughput, "ops/s" for public-key operations
+    # How its samples were measured: methods.method_id -> the openssl version whose `speed` measured so (one
+    # entry, unless a pool mixes methods); methods.compare tells whether two sides can be compared.
+    methods: dict[str, str | None] = field(default_factory=dict)
 
 
 def requested_seconds(run: Run) -> float | None:
@@ -86,11 +89,27 @@ def requested_seconds(run: Run) -> float | None:
     return None
 
 
+def run_timer(run: Run) -> str | None:
+    """How the run's openssl timed its cells: "elapsed" (sslbench run; an import of -elapsed logs), "cpu", or
+    None (unknown, or mixed)."""
+    value = run.matrix.get("timing") if isinstance(run.matrix, dict) else None
+    return value if value in ("elapsed", "cpu") else None
+
+
+def speed_version(result: HostResult) -> str | None:
+    """The version of the `openssl speed` that measured the host's figures: the program's where recorded, else
+    libcrypto's (what an imported speed log prints), else the one its measurements carry."""
+    build = result.openssl
+    version = build.program_version or build.version or build.library_version
+    return version or next((m.openssl_version for m in result.measurements if m.openssl_version), None)
+
+
 def host_cells(result: HostResult, nominal: float | None = None,
-               into: dict[Key, Cell] | None = None) -> dict[Key, Cell]:
+               into: dict[Key, Cell] | None = None, timer: str | None = None) -> dict[Key, Cell]:
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware).
 
-    `nominal`: requested_seconds of the run; a progress line well under it flags the cell busy.
+    `nominal`: requested_seconds of the run; a progress line well under it flags the cell busy. `timer`:
+    run_timer of the run, part of each cell's method (Cell.methods).
     """
     cells: dict[Key, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
@@ -117,6 +136,10 @@ def host_cells(result: HostResult, nominal: float | None = None,
             cell.flags.update(f for f in m.flags if f in CARRIED_FLAGS)
         if busy_below is not None and m.seconds is not None and m.seconds < busy_below:
             cell.flags.add("busy")
+    version = speed_version(result)
+    method_id = methods.method_id
+    for key in {fields(m) for m in result.measurements}:  # one method per cell of this result
+        cells[key].methods.setdefault(method_id(key[0], key[1], key[2], version, timer), version)  # type: ignore[index]
     return cells
 
 

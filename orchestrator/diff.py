@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from orchestrator import identity, insights, stats, store, tables
-from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, sort_key
+from orchestrator import identity, insights, methods, stats, store, tables
+from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
 from orchestrator.units import fmt_value
@@ -37,6 +37,12 @@ class DiffRow:
     significant: bool | None
     flags: list[str]
     cpu: str | None = None  # the cluster of a pinned big.LITTLE cell
+    # The sides were measured differently (methods.compare): never a regression or an improvement, `significant`
+    # is None; the sentence names the cause and the boundary, `comparable` what can still be compared and how.
+    method_change: str | None = None
+    comparable: str | None = None
+    old_method: str | None = None
+    new_method: str | None = None
 
     @property
     def key(self) -> Key:
@@ -63,6 +69,9 @@ class DiffRow:
             "p_value": self.p_value,
             "significant": self.significant,
             "flags": list(self.flags),
+            "old_method": self.old_method,
+            "new_method": self.new_method,
+            "method_change": self.method_change,
         }
 
 
@@ -74,8 +83,8 @@ Side = dict[str, dict[Key, Cell]]  # host -> cells
 
 
 def side_of_run(run: Run, host: str | None = None) -> Side:
-    nominal = requested_seconds(run)
-    return {h.host: host_cells(h, nominal) for h in run.hosts if host is None or h.host == host}
+    nominal, timer = requested_seconds(run), run_timer(run)
+    return {h.host: host_cells(h, nominal, timer=timer) for h in run.hosts if host is None or h.host == host}
 
 
 def diff_sides(old: Side, new: Side) -> list[DiffRow]:
@@ -111,7 +120,11 @@ def _diff_cell(host: str, key: Key, old: Cell | None, new: Cell | None) -> DiffR
         old_summary = stats.summarize(old.samples)
     elif new and new.samples:
         new_summary = stats.summarize(new.samples)
-    return DiffRow(
+    change = methods.compare(old.methods, new.methods) if old and new and old.methods != new.methods else None
+    if change is not None:
+        flags.append(METHOD_CHANGED)
+        significant = None  # a changed ruler: no verdict, whatever the test says
+    row = DiffRow(
         host, algorithm, api, operation, threads, block, unit,
         old_summary.median if old_summary else None,
         new_summary.median if new_summary else None,
@@ -121,6 +134,16 @@ def _diff_cell(host: str, key: Key, old: Cell | None, new: Cell | None) -> DiffR
         new_summary.n if new_summary else 0,
         delta, p, significant, flags, cpu,
     )
+    if old is not None and old.methods:
+        row.old_method = "|".join(sorted(old.methods))
+    if new is not None and new.methods:
+        row.new_method = "|".join(sorted(new.methods))
+    if change is not None:
+        row.method_change, row.comparable = change.sentence, change.comparable
+    return row
+
+
+METHOD_CHANGED = "method-changed"  # the flag of a row whose sides openssl speed measured differently
 
 
 def diff_runs(old: Run, new: Run, host: str | None = None) -> list[DiffRow]:
@@ -202,6 +225,22 @@ def diff_by_firmware(
     return old, new, diff_sides(_pool(old, host), _pool(new, host))
 
 
+def version_lines(old: Run, new: Run, host: str | None = None) -> list[str]:
+    """Per host in both runs whose OpenSSL changed: "router: OpenSSL 3.0.15 (libcrypto 3.0.16) → 3.0.16", the
+    program's version (what `openssl speed` times follows it) with libcrypto's where the two differ."""
+    before = {h.host: h.openssl for h in old.hosts if host is None or h.host == host}
+    lines = []
+    for result in sorted(new.hosts, key=lambda h: h.host):
+        build = before.get(result.host)
+        if build is None:
+            continue
+        a, b = build.versions_said(), result.openssl.versions_said()
+        if a and b and a != b:
+            name = "" if a.startswith("LibreSSL") or b.startswith("LibreSSL") else "OpenSSL "
+            lines.append(f"{result.host}: {name}{a} → {b}")
+    return lines
+
+
 def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str]:
     """The line-rate verdicts that changed between old and new, one sentence each (what a user acts on).
 
@@ -232,7 +271,7 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
 def _pool(entry: FirmwareSeen, host: str) -> Side:
     cells: dict[Key, Cell] = {}
     for run, result in entry.results:
-        host_cells(result, requested_seconds(run), into=cells)
+        host_cells(result, requested_seconds(run), into=cells, timer=run_timer(run))
     return {host: cells}
 
 
@@ -244,6 +283,8 @@ HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta"
 def _delta_cell(row: DiffRow) -> str:
     if row.delta_pct is None:
         return "-"
+    if row.method_change is not None:
+        return "method"  # not a change of the host: the ruler changed (notes say which)
     if row.significant is False:
         return "~"
     return f"{row.delta_pct:+.1f}%"
@@ -283,6 +324,21 @@ def notes(rows: Sequence[DiffRow]) -> list[str]:
     if few:
         out.append(f"{few} cells have fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
                    f"need >= {stats.MIN_SAMPLES_TO_DETECT} to detect a change at alpha {stats.ALPHA:g}")
+    out.extend(method_notes(rows))
+    return out
+
+
+def method_notes(rows: Sequence[DiffRow]) -> list[str]:
+    """One note per measuring-method boundary: how many cells it sets aside, the cause, what still compares."""
+    said: dict[str, list[DiffRow]] = {}
+    for row in rows:
+        if row.method_change is not None:
+            said.setdefault(row.method_change, []).append(row)
+    out = []
+    for sentence, changed in said.items():
+        comparable = changed[0].comparable or ""
+        out.append(f"{len(changed)} cell(s) marked `method`: measuring method changed, not a regression or an "
+                   f"improvement: {sentence}. {comparable[:1].upper()}{comparable[1:]}")
     return out
 
 

@@ -4,6 +4,7 @@ A result's identity is its host plus its firmware: the user's label (`sslbench i
 HostResult.firmware) when there is one, else what the host reported: OS release (OpenWrt DISTRIB_RELEASE and
 DISTRIB_REVISION, os-release VERSION_ID, DD-WRT build), kernel, and the OpenSSL version with a short hash of its
 build options (the same version built with OPENSSL_SMALL_FOOTPRINT or without asm is a different firmware for speed).
+Where the `openssl` program and libcrypto differ in version, both: "OpenSSL 3.0.15 (libcrypto 3.0.16)".
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ def firmware_label(result: HostResult) -> str:
     if version:
         build = openssl_build_hash(result.openssl)
         name = version if version.lower().startswith(("openssl", "libressl", "boringssl")) else f"OpenSSL {version}"
+        if result.openssl.versions_differ:  # the program (its `speed` decides what is timed) over another libcrypto
+            name = f"{name} (libcrypto {result.openssl.library_version})"
         parts.append(f"{name} [{build}]" if build else name)
     return " · ".join(parts) or UNKNOWN_FIRMWARE
 
@@ -79,6 +82,8 @@ def _os_name(result: HostResult) -> str | None:
 
 
 def _openssl_version(result: HostResult) -> str | None:
+    if result.openssl.program_version:
+        return result.openssl.program_version
     if result.openssl.version:
         return result.openssl.version
     versions = {m.openssl_version for m in result.measurements if m.openssl_version}

@@ -75,6 +75,51 @@ class LineRate:
     verdict: str
 
 
+# What the line rate predicts: `openssl speed` times libcrypto in user space, the data path of these.
+OPENSSL_PATHS = "OpenVPN, TLS (web servers, relays), IPsec through OpenSSL (e.g. strongSwan's openssl plugin)"
+
+# Data paths that never touch OpenSSL: the kernel's own crypto, named as /proc/crypto names it. WireGuard calls
+# the kernel's ChaCha20 and Poly1305 library code, whose CPU-specific versions (chacha20-neon, -simd, poly1305-mips
+# ...) register under these names; kernel IPsec (XFRM/ESP) asks the crypto API for its AEAD template.
+KERNEL_PATHS = (
+    ("WireGuard", ("chacha20", "poly1305")),
+    ("kernel IPsec AES-GCM", ("rfc4106(gcm(aes))", "gcm(aes)")),
+    ("kernel IPsec ChaCha20-Poly1305", ("rfc7539esp(chacha20,poly1305)", "rfc7539(chacha20,poly1305)")),
+)
+
+
+@dataclass
+class KernelPath:
+    """A data path run by the kernel's crypto, and the implementation the kernel prefers for it."""
+
+    path: str
+    drivers: list[tuple[str, str, int]]  # (algorithm, driver, priority): the highest priority per algorithm
+    said: str  # "chacha20-neon (priority 300) · poly1305-neon (200)", or why nothing is known
+
+
+def kernel_paths(result: HostResult) -> list[KernelPath]:
+    """From the /proc/crypto snapshot conditions.sh took before the run (none: an empty list): per kernel path,
+    the driver the kernel would use (the highest priority); openssl speed measured none of them."""
+    snapshot = (result.conditions or {}).get("before")
+    if not isinstance(snapshot, dict):
+        return []
+    best: dict[str, tuple[str, int]] = {}
+    for entry in ev.crypto_drivers(snapshot):
+        name, driver, priority = entry.get("name"), entry.get("driver"), entry.get("priority") or 0
+        if name and driver and (name not in best or priority > best[name][1]):
+            best[name] = (str(driver), int(priority))
+    if not best:
+        return []
+    out = []
+    for path, names in KERNEL_PATHS:
+        found = [(name, *best[name]) for name in names if name in best]
+        if path != "WireGuard":
+            found = found[:1]  # the ESP template where loaded, else the plain AEAD it is built on
+        said = " · ".join(f"{name}: {driver} (priority {priority})" for name, driver, priority in found)
+        out.append(KernelPath(path, found, said or "not in /proc/crypto when measured (module not loaded, or not used yet)"))
+    return out
+
+
 @dataclass
 class HostInsights:
     host: str
@@ -87,6 +132,7 @@ class HostInsights:
     handshake_notes: list[str] = field(default_factory=list)
     mhz: float | None = None  # the clock per-MHz figures divide by
     mhz_source: str = ""
+    kernel_paths: list[KernelPath] = field(default_factory=list)  # WireGuard / kernel IPsec: the kernel's crypto
 
     def per_mhz(self, bytes_per_second: float | None) -> float | None:
         """bytes/s per MHz of clock (None when the clock is unknown)."""
@@ -256,6 +302,7 @@ def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS) -> H
         handshake_notes=notes,
         mhz=mhz,
         mhz_source=mhz_source,
+        kernel_paths=kernel_paths(result),
     )
 
 

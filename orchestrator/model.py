@@ -105,13 +105,29 @@ class Measurement:
 class OpenSSLBuild:
     """What `openssl version -a` (or the block printed by `openssl speed`) says about the build."""
 
-    version: str | None = None  # "1.1.1w", "3.0.19", "LibreSSL 3.8.2"
+    version: str | None = None  # "1.1.1w", "3.0.19", "LibreSSL 3.8.2": the first one the output printed
     version_line: str | None = None  # the line as printed
     built_on: str | None = None
     options: str | None = None
     compiler: str | None = None
     cpuinfo: str | None = None  # "OPENSSL_ia32cap=..." / "OPENSSL_armcap=..." (3.x)
     platform: str | None = None
+    # The `openssl` program (apps/, its `speed` decides what is timed) and libcrypto can be separate packages of
+    # different versions (OpenWrt openssl-util / libopenssl3, Debian openssl / libssl3). `openssl version` prints
+    # the program's, and "(Library: …)" with libcrypto's (3.x always, 1.x where they differ); `openssl speed`
+    # prints libcrypto's only. None: that output was not seen (stores written before both were recorded).
+    program_version: str | None = None
+    library_version: str | None = None
+
+    @property
+    def versions_differ(self) -> bool:
+        return bool(self.program_version and self.library_version and self.program_version != self.library_version)
+
+    def versions_said(self) -> str | None:
+        """"3.0.16" when both agree (or one is known), "3.0.16 (libcrypto 3.0.15)" when they differ."""
+        if self.versions_differ:
+            return f"{self.program_version} (libcrypto {self.library_version})"
+        return self.program_version or self.library_version or self.version
 
     def to_dict(self) -> dict[str, Any]:
         return _flat_dict(self)

@@ -158,13 +158,24 @@ Found = list[tuple[Series, insights.HostInsights]]
 
 
 def _line_rate(found: Found, links: Sequence[int]) -> list[Block]:
-    return [Heading("VPN / TLS line rate"),
-            Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
-                 "1024-16384 bytes (VPN-sized packets); packet handling costs come on top."),
-            Table(["host"] + [f"{link} Mbit/s" for link in links],
-                  [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found
-                   # a known board without a line-rate figure is listed with what it published (_known_boards)
-                   if s.run.source != REFERENCE or any(lr.carried is not None for lr in ins.line_rates)])]
+    blocks: list[Block] = [
+        Heading("VPN / TLS line rate"),
+        Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
+             "1024-16384 bytes (VPN-sized packets); packet handling costs come on top. It predicts the data paths "
+             f"that run OpenSSL in user space: {insights.OPENSSL_PATHS}."),
+        Table(["host"] + [f"{link} Mbit/s" for link in links],
+              [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found
+               # a known board without a line-rate figure is listed with what it published (_known_boards)
+               if s.run.source != REFERENCE or any(lr.carried is not None for lr in ins.line_rates)])]
+    kernel = [(s, ins) for s, ins in found if ins.kernel_paths]
+    if kernel:  # the paths openssl speed did not measure: what the kernel would use, from /proc/crypto
+        paths = [p.path for p in kernel[0][1].kernel_paths]
+        blocks += [
+            Note("WireGuard and kernel IPsec do not use OpenSSL: they run the kernel's own crypto, which "
+                 "`openssl speed` did not measure (the figures above do not predict them). The kernel's preferred "
+                 "implementation (highest priority in /proc/crypto, before the run):"),
+            Table(["host"] + paths, [[s.label] + [p.said for p in ins.kernel_paths] for s, ins in kernel])]
+    return blocks
 
 
 def _known_boards(runs: Sequence[Run]) -> list[Block]:
@@ -295,10 +306,13 @@ def _diff_section(old: Run, new: Run) -> list[Block]:
         blocks.append(Note("The two runs have no cell in common."))
         return blocks
     blocks.append(Table(diff.HEADERS, diff.table_rows(rows)))
-    if extras.have_plots():
-        blocks.append(Figure("diff", f"Change {old.run_id} → {new.run_id}", _plot_diff(both)))
-    else:
-        blocks.append(Note(extras.PLOTS_HINT))
+    blocks.extend(Note(note) for note in diff.method_notes(rows))  # `method` rows: another ruler, named
+    plotted = [r for r in both if r.method_change is None]  # a changed ruler's delta is no change of the host
+    if plotted:
+        if extras.have_plots():
+            blocks.append(Figure("diff", f"Change {old.run_id} → {new.run_id}", _plot_diff(plotted)))
+        else:
+            blocks.append(Note(extras.PLOTS_HINT))
     return blocks
 
 

@@ -167,6 +167,11 @@ def _host_page(host: str) -> HostPage:
     body.append("<h2>Steps</h2>")
     body.append("<ul>" + "".join(f"<li>{html.escape(trend.step_sentence(result, c, c.largest))}</li>"
                                  for c in named if c.largest) + "</ul>" if named else "<p>No step.</p>")
+    changed = trend.method_changes(result)  # another ruler between two firmware versions: never a step
+    if changed:
+        body.append("<h2>Measuring method changed</h2><p class=\"note\">Not a regression or an improvement: "
+                    "<code>openssl speed</code> timed these cells differently on each side.</p>")
+        body.append("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in changed) + "</ul>")
     body.append("<h2>Runs outside their firmware's history</h2>")
     body.append("<ul>" + "".join(f"<li>{html.escape(trend.drift_sentence(result, d))}</li>"
                                  for d in result.drifts) + "</ul>" if result.drifts else "<p>None.</p>")

@@ -22,6 +22,20 @@ z-scores) with at least MIN_HISTORY earlier runs marks the run as outside its hi
 in one direction are one drift. Runs outside their history stay out of later runs' history and out of the
 step tests (a step is about firmware, a drift about the board). Runs or cells carrying validity flags (busy,
 throttled ... see docs/trust.md) are neither judged nor part of a history: their flags already explain them.
+
+**The newest runs of a young firmware.** A run whose own firmware has fewer than MIN_HISTORY earlier runs is
+judged against the host's **stable history** instead: the runs of the consecutive earlier firmware segments back
+to the nearest boundary, followed by the run's own earlier runs. A boundary is a named step of any cell, or a
+measuring-method change (below), between two of those segments or between the last of them and the run's own:
+the figures did not move with the firmware there, so the board's history carries over. (A firmware with enough
+runs of its own is judged against them alone, as before; the first firmware of a host has no stable history
+before it, so its first MIN_HISTORY runs are never judged.) So a board whose last two of five nightly runs under a
+new firmware are 12 % slower is flagged, and `trend --fail-on-regression` fails on it.
+
+**Measuring methods.** Each cell carries the method `openssl speed` measured it with (orchestrator/methods.py:
+what apps/speed.c times changed in some releases, e.g. AEAD per message from 3.0.16 on). A step between two
+segments measured differently is **method changed**: never named, never a regression (`significant` None), its
+sentence names the cause and the boundary.
 """
 from __future__ import annotations
 
@@ -29,8 +43,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from orchestrator import identity, stats, store, tables
-from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, sort_key
+from orchestrator import identity, methods, stats, store, tables
+from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
 from orchestrator.units import fmt_delta, fmt_p, fmt_rate
@@ -92,6 +106,7 @@ class Step:
     p_value: float | None
     significant: bool | None
     named: bool  # significant and at least STEP_MIN_PCT
+    method_change: str | None = None  # the sides were measured differently: why (methods.compare), never named
 
 
 @dataclass
@@ -121,6 +136,7 @@ class Drift:
     score: float  # median z of the first run
     delta_pct: float  # median change of the cells of the first run against their history medians
     cells: list[Key]  # cells of the first run beyond Z_THRESHOLD themselves
+    stable: int = 0  # of the history, runs of earlier firmware (the host's stable history, module docstring)
 
 
 @dataclass
@@ -148,7 +164,7 @@ def host_points(runs: Iterable[Run], host: str) -> list[RunPoint]:
 
 
 def _point(run: Run, result: HostResult) -> RunPoint:
-    cells = host_cells(result, requested_seconds(run))
+    cells = host_cells(result, requested_seconds(run), timer=run_timer(run))
     values = {key: stats.median(cell.samples) for key, cell in cells.items() if cell.samples}
     return RunPoint(run.run_id, run.created, identity.firmware_label(result), cells, values, list(result.flags))
 
@@ -199,7 +215,25 @@ def trend(runs: Iterable[Run], host: str, keep: Callable[[Key], bool] | None = N
             raise UserError(f"no cell of host '{host}' matches the filters")
     segments = segments_of(points)
     drifts = [drift for segment in segments for drift in _drifts(segment)]
+    cells = _pool_all(segments)
+    # Second pass: the runs a young firmware could not judge, against the host's stable history (docstring).
+    if len(segments) > 1:
+        for i in range(1, len(segments)):
+            prior = _stable_history(segments, cells, i)
+            if prior:
+                for point in segments[i].runs:
+                    point.drift = False
+                drifts = [d for d in drifts if d.segment != segments[i].letter]
+                drifts.extend(_drifts(segments[i], prior))
+        drifts.sort(key=lambda d: ([s.letter for s in segments].index(d.segment), d.first))
+        cells = _pool_all(segments)
+    return Trend(host, segments, cells, drifts)
+
+
+def _pool_all(segments: Sequence[Segment]) -> list[CellTrend]:
+    """Pool each segment's runs (but drifts and flagged runs) per cell; the cells' trends."""
     for segment in segments:
+        segment.cells = {}
         pooled_runs = [p for p in segment.runs if not p.drift and not flagged(p)] or segment.runs
         for point in pooled_runs:
             for key, cell in point.cells.items():
@@ -208,8 +242,23 @@ def trend(runs: Iterable[Run], host: str, keep: Callable[[Key], bool] | None = N
                     pooled = segment.cells[key] = Cell(unit=cell.unit)
                 pooled.samples.extend(cell.samples)
                 pooled.flags.update(cell.flags)
+                for method, version in cell.methods.items():
+                    pooled.methods.setdefault(method, version)
     keys = sorted({key for segment in segments for key in segment.cells}, key=sort_key)
-    return Trend(host, segments, [_cell_trend(key, segments) for key in keys], drifts)
+    return [_cell_trend(key, segments) for key in keys]
+
+
+def _stable_history(segments: Sequence[Segment], cells: Sequence[CellTrend], index: int) -> list[RunPoint]:
+    """The runs of the earlier segments back to the nearest boundary (a named step or a method change of any
+    cell), oldest first; drifts and flagged runs left out."""
+    start = index
+    while start > 0 and not any(_boundary(cell.steps[start - 1]) for cell in cells):
+        start -= 1
+    return [p for segment in segments[start:index] for p in segment.runs if not p.drift and not flagged(p)]
+
+
+def _boundary(step: Step | None) -> bool:
+    return step is not None and (step.named or step.method_change is not None)
 
 
 def _cell_trend(key: Key, segments: Sequence[Segment]) -> CellTrend:
@@ -232,6 +281,10 @@ def _cell_trend(key: Key, segments: Sequence[Segment]) -> CellTrend:
             continue
         comparison = stats.compare(a.samples, b.samples)
         delta = comparison.delta_pct
+        change = methods.compare(a.methods, b.methods) if a.methods != b.methods else None
+        if change is not None:  # another ruler: no verdict (methods.py)
+            steps.append(Step(old.letter, new.letter, delta, comparison.p_value, None, False, change.sentence))
+            continue
         named = bool(comparison.significant) and delta is not None and abs(delta) >= STEP_MIN_PCT
         steps.append(Step(old.letter, new.letter, delta, comparison.p_value, comparison.significant, named))
     named_steps = [s for s in steps if s is not None and s.named]
@@ -239,17 +292,21 @@ def _cell_trend(key: Key, segments: Sequence[Segment]) -> CellTrend:
     return CellTrend(key, unit, groups, steps, largest)
 
 
-def _drifts(segment: Segment) -> list[Drift]:
-    """Mark the segment's runs outside their history (RunPoint.drift) and return them as drifts."""
+def _drifts(segment: Segment, prior: Sequence[RunPoint] = ()) -> list[Drift]:
+    """Mark the segment's runs outside their history (RunPoint.drift) and return them as drifts. `prior`: the
+    host's stable history before the segment, for the runs with fewer than MIN_HISTORY of their own."""
     baseline: list[RunPoint] = []
     found: list[tuple[RunPoint, int, float, float, list[Key]]] = []  # run, history, score, delta, cells beyond
+    stable: dict[int, int] = {}
     for point in segment.runs:
         if flagged(point):
             continue  # a flagged run: explained by its flags, and no history for the others
-        judged = _judge(point, baseline) if len(baseline) >= MIN_HISTORY else None
+        against = baseline if len(baseline) >= MIN_HISTORY else [*prior, *baseline]
+        judged = _judge(point, against) if len(against) >= MIN_HISTORY else None
         if judged is not None and abs(judged[0]) > Z_THRESHOLD:
             point.drift = True
-            found.append((point, len(baseline), judged[0], judged[1], judged[2]))
+            found.append((point, len(against), judged[0], judged[1], judged[2]))
+            stable[id(point)] = len(against) - len(baseline)
             continue
         baseline.append(point)
     drifts: list[Drift] = []
@@ -261,7 +318,7 @@ def _drifts(segment: Segment) -> list[Drift]:
             last.last_run, last.last, last.runs = point.run_id, point.created, last.runs + 1
             continue
         drifts.append(Drift(segment.letter, point.run_id, point.created, point.run_id, point.created, 1, history,
-                            score, delta, cells))
+                            score, delta, cells, stable.get(id(point), 0)))
     return drifts
 
 
@@ -333,8 +390,14 @@ def step_sentence(result: Trend, cell: CellTrend, step: Step) -> str:
 def drift_sentence(result: Trend, drift: Drift) -> str:
     names = {s.letter: s.short for s in result.segments}
     until = f", {drift.runs} runs until {drift.last}" if drift.runs > 1 else ", 1 run"
+    if drift.stable:
+        own = drift.history - drift.stable
+        against = (f"against the host's stable history: {drift.stable} runs of earlier firmware with no step "
+                   f"before {names[drift.segment]}, and {own} of its own")
+    else:
+        against = f"against {drift.history} earlier runs of {names[drift.segment]}"
     return (f"{drift.first} run {drift.first_run}: figures {fmt_delta(drift.delta_pct)} (robust z {drift.score:+.1f}) "
-            f"against {drift.history} earlier runs of {names[drift.segment]}{until}")
+            f"{against}{until}")
 
 
 def legend(result: Trend) -> list[str]:
@@ -378,7 +441,22 @@ def table(result: Trend) -> tuple[list[str], list[list[Any]]]:
 def _step_text(step: Step | None) -> str:
     if step is None or step.delta_pct is None:
         return ""
+    if step.method_change is not None:
+        return "method"
     return fmt_delta(step.delta_pct) if step.named else "~"
+
+
+def method_changes(result: Trend) -> list[str]:
+    """One line per measuring-method boundary between segments: the cells it concerns and why."""
+    names = {s.letter: s.short for s in result.segments}
+    said: dict[tuple[str, str, str], int] = {}
+    for cell in result.cells:
+        for step in cell.steps:
+            if step is not None and step.method_change is not None:
+                key = (step.old, step.new, step.method_change)
+                said[key] = said.get(key, 0) + 1
+    return [f"{count} cell(s) at {names[old]} → {names[new]}: {sentence}"
+            for (old, new, sentence), count in said.items()]
 
 
 def _group_flags(result: Trend, cell: CellTrend) -> list[str]:
@@ -409,7 +487,7 @@ def to_json(result: Trend) -> dict[str, Any]:
                                                                 sentence=step_sentence(result, c, c.largest)),
         } for c in result.cells],
         "drifts": [{"segment": d.segment, "first_run": d.first_run, "first": d.first, "last_run": d.last_run,
-                    "last": d.last, "runs": d.runs, "history": d.history, "z": round(d.score, 2),
+                    "last": d.last, "runs": d.runs, "history": d.history, "stable_history": d.stable, "z": round(d.score, 2),
                     "delta_pct": _round(d.delta_pct), "cells": [label(k) for k in d.cells],
                     "sentence": drift_sentence(result, d)} for d in result.drifts],
     }
@@ -417,7 +495,7 @@ def to_json(result: Trend) -> dict[str, Any]:
 
 def _step_json(step: Step) -> dict[str, Any]:
     return {"from": step.old, "to": step.new, "delta_pct": _round(step.delta_pct), "p_value": step.p_value,
-            "significant": step.significant, "step": step.named}
+            "significant": step.significant, "step": step.named, "method_change": step.method_change}
 
 
 def _round(value: float | None) -> float | None:
@@ -465,6 +543,10 @@ def render(result: Trend, fmt: str = "table") -> str:
                      + "\n".join(bullet + step_sentence(result, c, c.largest) for c in named if c.largest))
     else:
         parts.append(f"no step between firmware versions (Mann-Whitney U p < 0.05 and at least {STEP_MIN_PCT:g}%)")
+    changed = method_changes(result)
+    if changed:
+        parts.append("measuring method changed (`method`: not a regression or an improvement, never judged):\n"
+                     + "\n".join(bullet + line for line in changed))
     if result.drifts:
         parts.append(f"runs outside their firmware's history (median robust z over the cells beyond ±{Z_THRESHOLD:g}):\n"
                      + "\n".join(bullet + drift_sentence(result, d) for d in result.drifts))

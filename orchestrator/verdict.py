@@ -7,8 +7,13 @@ of the diff; `sslbench trend HOST --fail-on-regression PCT` judges the newest fi
 newest run against its firmware's history (a drift that includes the latest run, down by more than PCT).
 Any regression: exit code EXIT_REGRESSION (3), beside 0 (fine), 1 (hosts failed), 2 (bad input), 130 (Ctrl-C).
 
+A cell whose two sides `openssl speed` measured differently (orchestrator/methods.py: another loop from some
+release on, another timer) is **method changed**: never a regression, whatever its delta; it is skipped with the
+cause and boundary as the reason, and `summary` says how many were set aside and why. A drop under one method
+still fails.
+
 `junit_xml` writes one test case per cell (classname = host, name = the cell), failed when it is such a
-regression, skipped when it has no verdict, in the JUnit XML that Jenkins, GitLab and GitHub Actions read
+regression, skipped when it has no verdict (or its method changed), in the JUnit XML that Jenkins, GitLab and GitHub Actions read
 (validated against the Jenkins xUnit plugin's junit-10.xsd in the tests).
 """
 from __future__ import annotations
@@ -50,7 +55,9 @@ def diff_cases(rows: Sequence[DiffRow], pct: float) -> list[Case]:
                   f"delta {fmt_delta(row.delta_pct)} {fmt_p(row.p_value)} n={row.old_n}+{row.new_n}"
                   + (f" flags: {' '.join(row.flags)}" if row.flags else ""))
         case = Case(row.host, name, detail=detail.strip())
-        if is_regression(row.delta_pct, row.significant, pct):
+        if row.method_change is not None:
+            case.skipped = f"{METHOD_CHANGED}: {row.method_change}"
+        elif is_regression(row.delta_pct, row.significant, pct):
             case.failure = f"{name}: {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), worse than -{pct:g}%"
         elif row.old is None or row.new is None:
             case.skipped = "measured on one side only"
@@ -73,7 +80,9 @@ def trend_cases(result: Trend, pct: float) -> list[Case]:
             continue
         detail = f"{step.old}→{step.new}: {fmt_delta(step.delta_pct)} {fmt_p(step.p_value)}".strip()
         case = Case(result.host, name, detail=detail)
-        if is_regression(step.delta_pct, step.significant, pct):
+        if step.method_change is not None:
+            case.skipped = f"{METHOD_CHANGED}: {step.method_change}"
+        elif is_regression(step.delta_pct, step.significant, pct):
             case.failure = (f"{name}: {fmt_delta(step.delta_pct)} at {segments[-2].short} → {segments[-1].short} "
                             f"({fmt_p(step.p_value)}), worse than -{pct:g}%")
         elif step.significant is None:
@@ -83,8 +92,9 @@ def trend_cases(result: Trend, pct: float) -> list[Case]:
     case = Case(result.host, "latest run within its firmware's history", detail=f"run {latest.run_id}")
     for drift in result.drifts:
         if drift.last_run == latest.run_id and drift.delta_pct < -pct:
+            against = "the host's stable history" if drift.stable else "its firmware's history"
             case.failure = (f"run {latest.run_id}: figures {fmt_delta(drift.delta_pct)} (robust z {drift.score:+.1f}) "
-                            f"against its firmware's history, worse than -{pct:g}%")
+                            f"against {against}, worse than -{pct:g}%")
     cases.append(case)
     return cases
 
@@ -120,9 +130,22 @@ def junit_xml(cases: Sequence[Case], name: str = "sslbench") -> str:
     return "\n".join(lines) + "\n"
 
 
+METHOD_CHANGED = "measuring method changed"  # the start of a skipped case's reason
+
+
 def summary(cases: Sequence[Case], pct: float) -> str:
-    """One line for the end of the output: how many cells regressed beyond PCT."""
+    """One line for the end of the output: how many cells regressed beyond PCT, and how many were set aside
+    because their sides were measured differently (and why)."""
     failed = failures(cases)
     if not failed:
-        return f"no significant regression worse than -{pct:g}% (alpha {stats.ALPHA:g})"
-    return f"{len(failed)} significant regression(s) worse than -{pct:g}%: exit code {EXIT_REGRESSION}"
+        said = f"no significant regression worse than -{pct:g}% (alpha {stats.ALPHA:g})"
+    else:
+        said = f"{len(failed)} significant regression(s) worse than -{pct:g}%: exit code {EXIT_REGRESSION}"
+    aside: dict[str, int] = {}
+    for case in cases:
+        if case.skipped and case.skipped.startswith(METHOD_CHANGED):
+            reason = case.skipped[len(METHOD_CHANGED) + 2:]
+            aside[reason] = aside.get(reason, 0) + 1
+    for reason, count in aside.items():
+        said += f"\n{count} cell(s) set aside, not judged: {METHOD_CHANGED} ({reason})"
+    return said

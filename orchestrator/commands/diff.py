@@ -16,8 +16,11 @@ examples:
 
 delta is the change of the medians; `~` means not significant (Mann-Whitney U, p >= 0.05, as benchstat);
 significance needs repeats (sslbench run --repeat N, N >= 4) on both sides.
+`method`: openssl speed measured the two sides differently (another loop from some release on, another timer;
+docs/methods.md): no verdict, a note names the cause and the boundary.
 
-CI: --fail-on-regression PCT exits 3 when any cell is a significant drop (p < 0.05) of more than PCT percent;
+CI: --fail-on-regression PCT exits 3 when any cell is a significant drop (p < 0.05) of more than PCT percent
+(never a `method` cell: it says how many it set aside);
 --format junit writes a JUnit XML test case per cell (failed = such a drop), to stdout or to -o FILE.
   sslbench diff RUN_A latest --fail-on-regression 5 --format junit -o sslbench.xml"""
 
@@ -68,7 +71,10 @@ def _diff(args: argparse.Namespace) -> int:
         old_run, new_run = (store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs)
         rows = diff.diff_runs(old_run, new_run, args.host)
         if args.format in ("table", "markdown"):
-            print(f"old = {old_run.run_id}, new = {new_run.run_id}\n")
+            print(f"old = {old_run.run_id}, new = {new_run.run_id}")
+            for line in diff.version_lines(old_run, new_run, args.host):  # what openssl speed times follows them
+                print(line)
+            print()
     cases = verdict.diff_cases(rows, pct if pct is not None else 0.0)
     if junit:
         xml = verdict.junit_xml(cases, "sslbench diff")

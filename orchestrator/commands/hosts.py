@@ -12,7 +12,7 @@ from pathlib import Path
 
 from orchestrator import bench, fleet, identity, tables, terminal, units, workers
 from orchestrator.matrix import HostPlan
-from orchestrator.model import HOST_OK, Run
+from orchestrator.model import HOST_OK, OpenSSLBuild, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
 from orchestrator.runner import AnsibleOptions, Driver, Interrupt, resolve_inventory
@@ -67,7 +67,7 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
         rows.append([
             name, r.status, identity.os_label(r),
             r.cpu.model or r.cpu.arch or "?", state.logical_cpus or "?",
-            (r.openssl.version or "?") if state.openssl_path else "missing",
+            _openssl_said(r.openssl) if state.openssl_path else "missing",
             ", ".join(state.package_managers) or "none",
             f"{state.provision.package} with {state.provision.name}" if state.provision else "-",
             len(plan.cells) if plan else "-", len(plan.unsupported) if plan else "-",
@@ -75,6 +75,12 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
     return tables.render(HEADERS, rows, fmt, width, DROP), notes_of(hosts, plans)
+
+
+def _openssl_said(build: OpenSSLBuild) -> str:
+    """The program's version, and libcrypto's beside it where they differ (what `openssl speed` times depends on
+    the program, the speed on both)."""
+    return (build.versions_said() if build.versions_differ else build.version) or "?"
 
 
 def notes_of(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]]) -> list[str]:
@@ -97,6 +103,8 @@ def hosts_json(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.H
             "host": name, "status": r.status, "reason": r.reason or None, "os": identity.os_label(r),
             "cpu": r.cpu.model or r.cpu.arch or None, "cpus": state.logical_cpus or None,
             "openssl": (r.openssl.version or None) if state.openssl_path else None,
+            # libcrypto's version, where `openssl version` said it ("(Library: …)"); "openssl" is the program's
+            "openssl_library": (r.openssl.library_version or None) if state.openssl_path else None,
             "openssl_path": state.openssl_path or None,
             "package_managers": list(state.package_managers),
             "would_install": ({"package": state.provision.package, "with": state.provision.name}

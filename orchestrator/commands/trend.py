@@ -17,7 +17,9 @@ examples:
 
 A step is named when Mann-Whitney U gives p < 0.05 (as diff) and the firmware medians differ by at least
 {trend.STEP_MIN_PCT:g}%; `~` otherwise. A run is outside its firmware's history when the median robust z-score of its
-cells is beyond ±{trend.Z_THRESHOLD:g} against at least {trend.MIN_HISTORY} earlier runs of that firmware.
+cells is beyond ±{trend.Z_THRESHOLD:g} against at least {trend.MIN_HISTORY} earlier runs of that firmware (a younger
+firmware: against the host's stable history, the earlier firmware back to the last step). `method`: openssl speed
+measured the two sides differently (docs/methods.md): never a step, never a regression.
 --fail-on-regression PCT exits {verdict.EXIT_REGRESSION} when the newest firmware step of a cell, or the newest run
 against its firmware's history, is a significant drop of more than PCT percent."""
 

@@ -105,6 +105,9 @@ def parse_openssl_build(text: str) -> OpenSSLBuild:
     build = OpenSSLBuild()
     for line in lines_of(text):
         read_build_line(line, build)
+    if build.program_version is None and build.version_line and not build.version_line.startswith("version:"):
+        # `openssl version` without "(Library: …)": 1.x (or LibreSSL) whose program and library agree
+        build.program_version = build.version
     return build
 
 

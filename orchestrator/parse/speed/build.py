@@ -11,6 +11,10 @@ BUILD_FIRST = frozenset(prefix[0] for prefix in BUILD_PREFIXES)  # the cheap tes
 _OPENSSL_VERSION = re.compile(r"OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)")
 _LIBRESSL_VERSION = re.compile(r"LibreSSL\s+(\d+\.\d+\.\d+)")
 _VERSION_LINE = re.compile(r"version:\s*(\d+\.\d+\.\d+[a-z]*)")
+# `openssl version`: "OpenSSL 3.0.16 11 Feb 2025 (Library: OpenSSL 3.0.15 3 Sep 2024)" (3.x prints the library
+# always; 1.0.1-1.1.1 only where the version numbers differ), sbc-bench's "OpenSSL 3.0.15, built on 3 Sep 2024
+# (Library: …)", LibreSSL "LibreSSL 3.8.2" (no library part).
+_LIBRARY = re.compile(r"\(Library:\s*(?:OpenSSL\s+(\d+\.\d+\.\d+[a-z]*)|(LibreSSL\s+\d+\.\d+\.\d+))")
 
 
 def read_build_line(line: str, build: OpenSSLBuild) -> None:
@@ -19,11 +23,18 @@ def read_build_line(line: str, build: OpenSSLBuild) -> None:
         if match and build.version is None:
             build.version = match.group(1) if line[0] == "O" else "LibreSSL " + match.group(1)
             build.version_line = line
+            library = _LIBRARY.search(line)
+            if library:  # the program's version, then libcrypto's
+                build.program_version = build.version
+                build.library_version = library.group(1) or library.group(2)
+            else:  # speed's block (libcrypto's), or `openssl version` of a program as old as its library
+                build.library_version = build.library_version or build.version
     elif line.startswith("version:"):
         match = _VERSION_LINE.match(line)
         if match:
             build.version = match.group(1)
             build.version_line = build.version_line or line
+            build.library_version = match.group(1)  # 3.x speed prints OpenSSL_version(): libcrypto's
     elif line.startswith("built on:"):
         value = line
         while value.startswith("built on:"):  # 3.0.0 prints "built on: built on: …"
