@@ -233,9 +233,8 @@ def test_bad_ansible_cfg(project):
     gave_up(hosts(project, "-i", "hosts.yml", "-e", "@local.yml"), "Error reading config file")
 
 
-def test_callback_that_raises(project):
-    """A notification callback whose every event raises: Ansible warns and goes on, and so does sslbench (its
-    events come through ansible-runner's own callback); one that cannot load at all is Ansible's warning too."""
+def enable_callback(project, methods: str) -> None:
+    """A notification callback plugin `boom` with the given methods, enabled by the project's ansible.cfg."""
     (project / "callback_plugins").mkdir()
     (project / "callback_plugins" / "boom.py").write_text(textwrap.dedent("""\
         from ansible.plugins.callback import CallbackBase
@@ -247,33 +246,29 @@ def test_callback_that_raises(project):
             CALLBACK_NAME = "boom"
             CALLBACK_NEEDS_ENABLED = True
 
+    """) + textwrap.indent(textwrap.dedent(methods), "    "))
+    (project / "ansible.cfg").write_text("[defaults]\ncallback_plugins = callback_plugins\ncallbacks_enabled = boom\n")
+
+
+def test_callback_that_raises(project):
+    """A notification callback whose every event raises: Ansible warns and goes on, and so does sslbench (its
+    events come through ansible-runner's own callback); one that cannot load at all is Ansible's warning too."""
+    enable_callback(project, """\
             def v2_runner_on_start(self, host, task):
                 raise RuntimeError("boom in a callback")
 
             def v2_runner_on_ok(self, result):
                 raise RuntimeError("boom in a callback")
-    """))
-    (project / "ansible.cfg").write_text("[defaults]\ncallback_plugins = callback_plugins\ncallbacks_enabled = boom\n")
+    """)
     theirs, _ours = same_outcome(project, ["-i", "hosts.yml", "-e", "@local.yml"])
     assert "boom in a callback" in theirs.stdout + theirs.stderr  # the callback did run, and raise
 
 
 def test_callback_that_raises_in_its_constructor_is_a_warning_for_both(project):
-    (project / "callback_plugins").mkdir()
-    (project / "callback_plugins" / "boom.py").write_text(textwrap.dedent("""\
-        from ansible.plugins.callback import CallbackBase
-
-
-        class CallbackModule(CallbackBase):
-            CALLBACK_VERSION = 2.0
-            CALLBACK_TYPE = "notification"
-            CALLBACK_NAME = "boom"
-            CALLBACK_NEEDS_ENABLED = True
-
+    enable_callback(project, """\
             def __init__(self, *args, **kwargs):
                 raise RuntimeError("boom in a callback")
-    """))
-    (project / "ansible.cfg").write_text("[defaults]\ncallback_plugins = callback_plugins\ncallbacks_enabled = boom\n")
+    """)
     theirs, _ours = same_outcome(project, ["-i", "hosts.yml", "-e", "@local.yml"])
     assert "Failed to load callback plugin 'boom'" in theirs.stdout + theirs.stderr
 

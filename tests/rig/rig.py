@@ -697,16 +697,7 @@ def personalize_apk(host: Host, base: Path) -> None:
 
 
 def apk_repo_up() -> None:
-    if running_pid("apk-repo"):
-        return
-    www = build_dir("apk-repo") / "www"
-    proc = spawn("apk-repo", [sys.executable, "-m", "http.server", "--bind", FEED_ADDRESS, str(APK_REPO_PORT),
-                              "--directory", str(www)], f"http.server --bind {FEED_ADDRESS} {APK_REPO_PORT}")
-    deadline = time.monotonic() + 15
-    while not port_answers(FEED_ADDRESS, APK_REPO_PORT):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the apk repository did not start on {FEED_ADDRESS}:{APK_REPO_PORT}")
-        time.sleep(0.1)
+    serve_directory("apk-repo", build_dir("apk-repo") / "www", APK_REPO_PORT, "the apk repository")
 
 
 def apk_repo_down() -> None:
@@ -1053,17 +1044,21 @@ def wait_for(host: Host, proc: subprocess.Popen, seconds: float = 15) -> None:
     raise RuntimeError(f"{host.name} did not start listening on {host.address}:{host.port}:\n{logtail}")
 
 
-def feed_up() -> None:
-    if running_pid("feed"):
+def serve_directory(name: str, directory: Path, port: int, what: str) -> None:
+    """A package repository the routers download from: plain HTTP on the feed's loopback address."""
+    if running_pid(name):
         return
-    feed = build_dir("feed")
-    proc = spawn("feed", [sys.executable, "-m", "http.server", "--bind", FEED_ADDRESS, str(FEED_PORT),
-                          "--directory", str(feed)], f"http.server --bind {FEED_ADDRESS} {FEED_PORT}")
+    proc = spawn(name, [sys.executable, "-m", "http.server", "--bind", FEED_ADDRESS, str(port),
+                        "--directory", str(directory)], f"http.server --bind {FEED_ADDRESS} {port}")
     deadline = time.monotonic() + 15
-    while not port_answers(FEED_ADDRESS, FEED_PORT):
+    while not port_answers(FEED_ADDRESS, port):
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the feed did not start on {FEED_ADDRESS}:{FEED_PORT}")
+            raise RuntimeError(f"{what} did not start on {FEED_ADDRESS}:{port}")
         time.sleep(0.1)
+
+
+def feed_up() -> None:
+    serve_directory("feed", build_dir("feed"), FEED_PORT, "the feed")
 
 
 def feed_down() -> None:
