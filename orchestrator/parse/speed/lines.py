@@ -49,6 +49,61 @@ _ANCHOR_WORDS = tuple(dict.fromkeys(word for word, _ in ANCHORS))
 _GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])|(\d\.\d)(?=\d{4,5}\s+bits\s+ffdh)")
 
 
+class Elided(str):
+    """A line that ended in an elision marker (`— snip —`, `[...]`, `…`), the marker taken off: a row of it
+    gives the figures it shows, for the first columns, and none for the elided rest (tables.add_row)."""
+
+
+# What a Markdown or HTML renderer, a blog or a wiki does to a pasted log, undone where it cannot change a figure:
+# typographic quotes (`aes-128-cbc’s`), emphasis around figures and units (`**512457**`, `*3s*`, `` `0.13s` ``),
+# elision markers at the end of a line, pipe tables (a table retyped in Markdown, or a rendered table flattened
+# back to text by html2text: `type | 16 bytes | …` and `---|---`).
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'",
+                         "\u201c": '"', "\u201d": '"', "\u201f": '"', "\u2033": '"'})
+_STAR = re.compile(r"(?<![\w*])\*([^\s*][^*\n]*?)\*(?![\w*])")  # *3s* (a bullet's `* ` is left alone)
+_UNDERSCORE = re.compile(r"(?<![\w])_([^\s_][^_\n]*?)_(?!\w)")  # _3s_ (never inside OPENSSL_NO_X)
+_TICKS = re.compile(r"`([^`\s]+)`")  # `0.13s` (sbc-bench's quoted rows hold spaces: left as they are)
+_ELISION = re.compile(r"[ \t]*(?:[-\u2013\u2014]{1,3}[ \t]*(?:snip|cut|snipped)[ \t]*[-\u2013\u2014]{0,3}|<snip>|\(snip\)"
+                      r"|\[[ \t]*(?:\.\.\.|\u2026|snip)[ \t]*\]|\u2026|\.\.\.)$", re.IGNORECASE)
+_ELISION_END = frozenset(".\u2026-\u2013\u2014>)]ptd")  # the last character of every _ELISION
+_RULE = re.compile(r"[\s|:\-]*")  # a pipe table's ruler `|---|:--:|`
+
+
+def _unrendered(text: str) -> str:
+    """The text with what a renderer added taken off (see above); each step only where its mark is in the text."""
+    if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text or "\u2032" in text:
+        text = text.translate(_QUOTES)
+    if "**" in text:
+        text = text.replace("**", "")
+    if "__" in text:
+        text = text.replace("__", "")
+    if "*" in text:
+        text = _STAR.sub(r"\1", text)
+    if "`" in text:
+        text = _TICKS.sub(r"\1", text)
+    if "_" in text and " _" in text:
+        text = _UNDERSCORE.sub(r"\1", text)
+    return text
+
+
+def _pipe_cells(line: str) -> str | None:
+    """A Markdown pipe table's line as openssl prints it (cells two spaces apart), "" for a ruler, None when it
+    is not one. An empty cell between figures ends the row there (what follows it would land in the wrong
+    column), as an elision does."""
+    cells = [cell.strip() for cell in line.split("|")]
+    if not cells[0]:
+        cells = cells[1:]
+    if cells and not cells[-1]:
+        cells = cells[:-1]
+    if not cells or _RULE.fullmatch(line):
+        return ""
+    while cells and not cells[0]:  # a public-key header's empty first cell
+        cells = cells[1:]
+    if "" in cells:
+        return Elided("  ".join(cells[:cells.index("")]))
+    return "  ".join(cells)
+
+
 def lines_of(text: str, cut: bool = False) -> list[str]:
     """Lines, with CR/CRLF handled and newlines that a copy lost put back. `cut`: the text was cut off
     in the middle of its last line (ends_cut), which loses what the cut may have shortened (numbers.uncut)."""
@@ -62,11 +117,34 @@ def lines_of(text: str, cut: bool = False) -> list[str]:
         text = text.replace("\x00", "")
     if "\xa0" in text:  # a web page's no-break spaces
         text = text.replace("\xa0", " ")
+    rendered = ("*" in text or "`" in text or "_" in text or "\u2019" in text or "\u201d" in text
+                or "\u2018" in text or "\u201c" in text or "\u2032" in text)
+    if rendered:
+        text = _unrendered(text)
+    pipes = "|" in text
+    elisions = "snip" in text or "..." in text or "\u2026" in text or "SNIP" in text or "cut" in text
     lines: list[str] = []
     append = lines.append
     for line in text.split("\n"):
         line = line.strip()
         if not line:
+            continue
+        elided = False
+        if elisions and line[-1] in _ELISION_END:
+            shorter = _ELISION.sub("", line)
+            if shorter != line:
+                line, elided = shorter.rstrip(), True
+                if not line:
+                    continue
+        if pipes and "|" in line and (line[0] == "|" or line.count("|") > 1):
+            cells = _pipe_cells(line)
+            if cells is not None:
+                if not cells:
+                    continue
+                elided = elided or cells.__class__ is Elided
+                line = cells
+        if elided:
+            append(Elided(line))
             continue
         first = line[0]
         if first == ">":  # quoted in an e-mail or a forum post
