@@ -264,3 +264,17 @@ def test_store_keeps_cjk_and_case_twins_apart(tmp_path):
     collector = fleet.Collector(Run(run_id="r", created=""), tmp_path, ProgressView(live=False, stream=io.StringIO()))
     dirs = [collector.host_path(collector.host(alias)).name for alias in ALIASES]
     assert len({d.casefold() for d in dirs}) == len(ALIASES), dirs
+
+
+def test_terminal_tables_align_wide_characters():
+    from orchestrator import tables
+
+    rows = [["路由器-1", "ok", "1,639 MB/s"], ["pi4", "failed", "12 MB/s"], ["ｆｕｌｌ", "ok", "3 MB/s"]]
+    for width in (None, 30, 18):
+        text = tables.render(["host", "status", "aes-256-gcm 16384 B"], rows, "table", width)
+        lines = text.splitlines()[:5]  # the table (the note below wraps at 20 at least)
+        assert all(textsafe.width(line) <= (width or 99) for line in lines), text
+        starts = {textsafe.width(line[:line.index(word)]) for line in lines for word in ("ok", "failed") if word in line}
+        assert len(starts) == 1, text  # the second column starts at one display column in every row
+    md = tables.render(["host", "status"], rows, "markdown")
+    assert len({textsafe.width(line) for line in md.splitlines()}) == 1  # every Markdown line as wide
