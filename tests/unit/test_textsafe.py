@@ -8,6 +8,7 @@ case-only-different aliases, through every view and format of `report`, `diff`, 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import os
 import re
@@ -135,7 +136,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = []
     for index, (stamp, scale) in enumerate([("20260105T090000.000000Z-a1f3", 1.0), ("20260302T101500.000000Z-b7e2", 0.8),
                                             ("20260310T184200.000000Z-c4d9", 0.79)]):
-        hosts = [measure(hostile_board(alias), scale=scale * (1 + i / 10), repeats=4) for i, alias in enumerate(ALIASES)]
+        boards = [hostile_board(alias) for alias in ALIASES]
+        if index == 2:  # a firmware step: `diff --by firmware` and trend's segments name the hostile OS twice
+            boards = [dataclasses.replace(board, openssl="3.0.16") for board in boards]
+        hosts = [measure(board, scale=scale * (1 + i / 10), repeats=4) for i, board in enumerate(boards)]
         runs.append(RunModel(run_id=stamp, created=f"2026-0{index + 1}-05T09:00:00+00:00", hosts=hosts))
     save(runs, results)
     return results
@@ -213,6 +217,16 @@ def test_diff_every_format(capsys, store, tmp_path, fmt):
     check(out + err, fmt)
     if fmt == "junit":
         check((tmp_path / "junit.xml").read_text(), "html")
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
+def test_diff_by_firmware_every_format(capsys, store, fmt):
+    code, out, err = cli(capsys, "diff", "--results", str(store), "--host", "=cmd|' /C calc'!A0", "--by", "firmware",
+                         "--format", fmt)
+    assert code == 0, err
+    check(out + err, fmt)
+    if fmt == "markdown":
+        assert "\\<script>alert(1)\\</script>" in out  # the firmware's OS name, shown as text
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json", "junit"])
