@@ -169,3 +169,23 @@ def test_a_pipe_row_with_an_empty_cell_ends_there():
     text = ("|type|16 bytes|64 bytes|256 bytes|1024 bytes|8192 bytes|16384 bytes|\n|---|---|---|---|---|---|---|\n"
             "|aes-128 cbc|122944.71k||131000.00k|132000.00k|133000.00k|134000.00k|\n")
     assert figures(parse_speed(text)) == {("aes-128-cbc", 16, None, 1): 122944710.0}
+
+
+def test_mangled_text_never_raises():
+    # every renderer mark, in random places of real logs and alone: parsers never raise
+    import random
+
+    marks = ["|", "||", "|---|", "**", "__", "*", "`", "’", "“", "…", "— snip —", "[...]", "<snip>", "...", " | ",
+             "\u2014", "\u2032", "_", "\n", "|\n|", "-- snip --", "```", "> "]
+    rng = random.Random(28)
+    texts = [(SPEED / name).read_text() for name in LOGS]
+    for _ in range(300):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(1, 12)):
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + rng.choice(marks) + text[at:]
+        parse_speed(text)
+        parse_console(text)
+    for mark in marks:
+        parse_speed(mark)
+        parse_console(mark * 3)
