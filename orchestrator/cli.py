@@ -9,7 +9,7 @@ import argparse
 import importlib
 import sys
 
-from orchestrator import __version__
+from orchestrator import __version__, textsafe
 from orchestrator.errors import UserError
 
 # Order is the order `sslbench --help` lists them in.
@@ -43,6 +43,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # every line a command prints may carry host text: one rule for all of it (textsafe, docs/trust.md)
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = textsafe.SafeStream(stdout), textsafe.SafeStream(stderr)
+    try:
+        return _run(args)
+    finally:  # the wrappers buffer nothing
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:

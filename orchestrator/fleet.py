@@ -208,9 +208,10 @@ class Collector:
         return self.hosts[name]
 
     def _unique_dir_name(self, name: str) -> str:
-        """store.safe_name, plus a short hash when two host names sanitise to the same directory."""
+        """store.safe_name, plus a short hash when two host names sanitise to the same directory, or to two that
+        differ only in case (one directory on a case-insensitive file system: macOS, Windows)."""
         label = store.safe_name(name)
-        if any(s.dir_name == label for s in self.hosts.values()):
+        if any(s.dir_name.casefold() == label.casefold() for s in self.hosts.values()):
             label = f"{label}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
         return label
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator import budget, matrix, verdict
+from orchestrator import budget, matrix, textsafe, verdict
 from orchestrator.errors import UserError
 from orchestrator.fleet import DEFAULT_IDLE_WAIT, PlanOptions
 from orchestrator.matrix import MatrixRequest
@@ -121,6 +121,6 @@ def regression_limit(args: argparse.Namespace) -> float | None:
 
 def write_junit(path: Path, xml: str) -> None:
     try:
-        path.write_text(xml, encoding="utf-8")
+        path.write_text(textsafe.terminal(xml), encoding="utf-8")  # a host's control character: shown, not sent
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None

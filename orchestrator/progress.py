@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from orchestrator import textsafe
 from orchestrator.units import format_eta
 
 
@@ -93,7 +94,8 @@ class ProgressView:
             from rich.progress import BarColumn, Progress, TextColumn
 
             self._rich = Progress(TextColumn("{task.fields[host]:<20}"), BarColumn(), TextColumn("{task.description}"),
-                                  console=Console(file=self.stream), refresh_per_second=4)
+                                  console=Console(file=getattr(self.stream, "raw", self.stream)),  # textsafe
+                                  refresh_per_second=4)
             self._rich.start()
         return self
 
@@ -116,8 +118,9 @@ class ProgressView:
         if self._rich is not None:
             total = state.planned_total or 1.0
             done = total - state.remaining_seconds() if state.planned else (total if state.phase == "done" else 0)
+            text = _rich_safe(text)  # rich writes to the raw stream: host text shown, never run, nor read as markup
             if name not in self._tasks:
-                self._tasks[name] = self._rich.add_task(text, total=total, host=name[:20])
+                self._tasks[name] = self._rich.add_task(text, total=total, host=_rich_safe(name[:20]))
             self._rich.update(self._tasks[name], description=text, total=total, completed=done)
         elif self._last_line.get(name) != text:
             self._last_line[name] = text
@@ -148,3 +151,9 @@ class ProgressView:
                 self._summary_at = time.monotonic()
                 self._last_line[""] = text
                 print(text, file=self.stream, flush=True)
+
+
+def _rich_safe(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(textsafe.cell(text).replace("\n", " "))

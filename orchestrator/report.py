@@ -9,13 +9,13 @@ from __future__ import annotations
 import base64
 import html
 import io
-import re
 import textwrap
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from orchestrator import diff, extras, identity, insights, reference, stats, store, tables
+from orchestrator import diff, extras, identity, insights, reference, stats, store, tables, textsafe
 from orchestrator.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import REFERENCE, HostResult, Run
@@ -329,7 +329,9 @@ def _pyplot() -> Any:
 
 def _png(fig: Any) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    with warnings.catch_warnings():  # labels are textsafe.plot_label: a font's warning would name our source line
+        warnings.filterwarnings("ignore", message="Glyph .* missing from")
+        fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     _pyplot().close(fig)
     return buffer.getvalue()
 
@@ -338,10 +340,11 @@ def _plots(series: list[Series]) -> list[Block]:
     blocks: list[Block] = [Heading("Plots")]
     if not extras.have_plots():
         return blocks + [Note(extras.PLOTS_HINT)]
+    files = textsafe.file_names(s.label for s in series[:MAX_SERIES_PLOTS])  # 路由器-1 and 交换机-1: two files
     for s in series[:MAX_SERIES_PLOTS]:
         png = _plot_blocks(s)
         if png:
-            blocks.append(Figure(f"blocks-{store.safe_name(s.label)}", f"{s.label}: throughput vs block size", png))
+            blocks.append(Figure(f"blocks-{files[s.label]}", f"{s.label}: throughput vs block size", png))
     if len(series) > MAX_SERIES_PLOTS:
         blocks.append(Note(f"Block-size plots shown for the first {MAX_SERIES_PLOTS} of {len(series)} hosts."))
     algorithms = sorted({k.algorithm for s in series for k in s.values
@@ -351,6 +354,10 @@ def _plots(series: list[Series]) -> list[Block]:
         if png:
             more = f" (the {MAX_BAR_HOSTS} fastest of {len(series)})" if len(series) > MAX_BAR_HOSTS else ""
             blocks.append(Figure(f"hosts-{store.safe_name(algorithm)}", f"{algorithm} across hosts{more}", png))
+    legend = textsafe.plot_legend(s.label for s in series)
+    if legend:
+        blocks.append(Note("In the plots, hosts whose names the plots' font cannot draw are labelled: "
+                           + "; ".join(legend) + "."))
     return blocks
 
 
@@ -373,7 +380,7 @@ def _plot_blocks(s: Series) -> bytes | None:
     ax.minorticks_off()
     ax.set_xlabel("block size (bytes)")
     ax.set_ylabel("MB/s")
-    ax.set_title(f"{s.label}: throughput vs block size")
+    ax.set_title(f"{textsafe.plot_label(s.label)}: throughput vs block size")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="best")
     return _png(fig)
@@ -389,7 +396,7 @@ def _plot_algorithm(series: list[Series], algorithm: str) -> bytes | None:
         rows = [t for t in rows if t.api == rows[0].api]  # the preferred API (evp first)
         blocks = {t.block_size: t for t in rows}
         chosen = next((blocks[b] for b in BAR_BLOCK_PREFERENCE if b in blocks), rows[-1])
-        labels.append(f"{s.label}\n{chosen.block_size} B")
+        labels.append(f"{textsafe.plot_label(s.label)}\n{chosen.block_size} B")
         one.append(mbytes(chosen.one_core) if chosen.one_core is not None else 0.0)
         every.append(mbytes(chosen.all_cores) if chosen.all_cores is not None else 0.0)
     if not labels:
@@ -421,7 +428,7 @@ def _plot_diff(rows: list[diff.DiffRow]) -> bytes:
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.28 * len(rows) + 1)))
     colors = ["tab:green" if r.significant and (r.delta_pct or 0) > 0 else "tab:red" if r.significant else "tab:gray"
               for r in rows]
-    labels = [f"{r.host} {r.algorithm}{' ' + r.api if r.api else ''} ×{r.threads} "
+    labels = [f"{textsafe.plot_label(r.host)} {r.algorithm}{' ' + r.api if r.api else ''} ×{r.threads} "
               f"{r.operation or r.block_size}" for r in rows]
     ax.barh(range(len(rows)), [r.delta_pct for r in rows], color=colors)
     ax.set_yticks(range(len(rows)), labels, fontsize="x-small")
@@ -453,10 +460,12 @@ def render_text(runs: Sequence[Run], view: str = "answers", links: Sequence[int]
     parts = []
     for block in build(runs, links, (*ALWAYS, *VIEWS[view][0])):
         if isinstance(block, Heading) and block.level > 1:  # the page's title says nothing a terminal needs
-            lines = textwrap.wrap(block.text, width) if width else [block.text]
-            parts.append("\n".join(lines + ["=" * max(map(len, lines))]))
+            text = textsafe.cell(block.text)
+            lines = textwrap.wrap(text, width) if width else [text]
+            parts.append("\n".join(lines + ["=" * max(map(textsafe.width, lines))]))
         elif isinstance(block, Note):
-            parts.append(textwrap.fill(block.text, width) if width else block.text)
+            text = textsafe.cell(block.text)
+            parts.append(textwrap.fill(text, width) if width else text)
         elif isinstance(block, Table):
             parts.append(tables.render(block.headers, block.rows, "table", width, block.drop))
     return "\n\n".join(parts)
@@ -491,25 +500,21 @@ def render_markdown(runs: Sequence[Run], out_path: Path | str,
     parts = []
     for block in build(runs, links):
         if isinstance(block, Heading):
-            parts.append("#" * block.level + " " + block.text)
+            parts.append("#" * block.level + " " + textsafe.markdown(block.text))
         elif isinstance(block, Note):
-            parts.append(f"_{_md_escape(block.text)}_")
-        elif isinstance(block, Table):
-            rows = [[_md_escape(str(c), pipe=False) for c in row] for row in block.rows]  # render escapes `|`
-            parts.append(tables.render([_md_escape(h, pipe=False) for h in block.headers], rows, "markdown"))
+            parts.append(f"_{textsafe.markdown(block.text)}_")
+        elif isinstance(block, Table):  # tables.render escapes every cell (textsafe.markdown)
+            parts.append(tables.render(block.headers, block.rows, "markdown"))
         elif isinstance(block, Figure):
             name = f"{out_path.stem}-{block.slug}.png"
             _write_bytes(out_path.parent / name, block.png)
-            parts.append(f"![{_md_escape(block.title)}]({name})")
+            parts.append(f"![{textsafe.markdown(block.title)}]({name})")
     return _write(out_path, "\n\n".join(parts) + "\n")
 
 
-def _md_escape(text: str, pipe: bool = True) -> str:
-    return re.sub(r"([|*_`\[\]<>])" if pipe else r"([*_`\[\]<>])", r"\\\1", text)
-
-
 def _write(path: Path, text: str) -> Path:
-    _write_bytes(path, text.encode("utf-8"))
+    # no control character reaches a file someone may `cat` (textsafe; the writers escaped what their format renders)
+    _write_bytes(path, textsafe.terminal(text).encode("utf-8"))
     return path
 
 

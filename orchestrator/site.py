@@ -14,12 +14,13 @@ from __future__ import annotations
 import html
 import multiprocessing
 import os
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from orchestrator import extras, reference, store, trend
+from orchestrator import extras, reference, store, textsafe, trend
 from orchestrator.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import Run
@@ -75,8 +76,9 @@ def publish(runs: Sequence[Run], out: Path, known: Run | None = None, jobs: int 
         (out / "img").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
-    global _RUNS, _OUT, _HEADLINE
+    global _RUNS, _OUT, _HEADLINE, _FILES
     _RUNS, _OUT = list(runs), out
+    _FILES = textsafe.file_names(hosts)  # one page and image folder per host, whatever its name
     seen = {key for run in runs[-5:] for h in run.hosts for key in host_cells(h)}
     _HEADLINE = [key for key in HEADLINE if key in seen]
     jobs = min(jobs or _cpus(), len(hosts))
@@ -98,6 +100,7 @@ def publish(runs: Sequence[Run], out: Path, known: Run | None = None, jobs: int 
 _RUNS: list[Run] = []
 _OUT = Path(".")
 _HEADLINE: list[Key] = []
+_FILES: dict[str, str] = {}  # host -> its file stem (textsafe.file_names over the site's hosts)
 
 
 def _cpus() -> int:
@@ -108,7 +111,8 @@ def _cpus() -> int:
 
 
 def page_name(kind: str, name: str) -> str:
-    return f"{kind}-{store.safe_name(name)}.html"
+    """A host's page from the site's unique stems (two hosts never share one); an algorithm's from its name."""
+    return f"{kind}-{_FILES[name] if kind == 'host' else store.safe_name(name)}.html"
 
 
 # ---- pages -------------------------------------------------------------------------------------------------
@@ -177,14 +181,16 @@ def _host_page(host: str) -> HostPage:
                                  for d in result.drifts) + "</ul>" if result.drifts else "<p>None.</p>")
     body.append("<h2>Plots</h2>")
     figures = []
-    img_dir = _OUT / "img" / store.safe_name(host)
+    img_dir = _OUT / "img" / _FILES[host]
     img_dir.mkdir(parents=True, exist_ok=True)
     if not extras.have_plots():
         body.append(f'<p class="note">{html.escape(extras.PLOTS_HINT)}</p>')
-    for cell in result.cells[:MAX_CELL_PLOTS] if extras.have_plots() else ():
-        name = f"{store.safe_name(label(cell.key))}.png"
+    plotted = result.cells[:MAX_CELL_PLOTS] if extras.have_plots() else []
+    files = textsafe.file_names(label(cell.key) for cell in plotted)
+    for cell in plotted:
+        name = f"{files[label(cell.key)]}.png"
         _plot_cell(result, cell, colors, img_dir / name)
-        src = f"img/{store.safe_name(host)}/{name}"
+        src = f"img/{_FILES[host]}/{name}"
         figures.append(f'<figure><img src="{html.escape(src)}" width="640" height="240" '
                        f'alt="{html.escape(label(cell.key))} over time"><figcaption>{html.escape(label(cell.key))}'
                        "</figcaption></figure>")
@@ -193,7 +199,7 @@ def _host_page(host: str) -> HostPage:
         body.append(f'<p class="note">Plots of the first {MAX_CELL_PLOTS} of {len(result.cells)} cells.</p>')
     algorithms = sorted({c.key.algorithm for c in result.cells})
     page = _page(f"{host}: trend", _nav(algorithms), body)
-    (_OUT / file).write_text(page, encoding="utf-8")
+    (_OUT / file).write_text(textsafe.terminal(page), encoding="utf-8")
     latest = {c.key: g.median for c in result.cells for g in [c.groups[-1]] if g is not None and g.median is not None}
     units = {c.key: c.unit for c in result.cells}
     sparks = [_sparkline(result, key, colors) if key in units else "" for key in _HEADLINE]
@@ -298,9 +304,11 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
         name = f"compare-{store.safe_name(algorithm)}.png"
         bars = sorted(((n, v[chart], r) for n, v, r in rows_of if chart in v), key=lambda b: -b[1])
         _plot_bars(bars, f"{label(chart)}", unit, out / "img" / name)
+        legend = textsafe.plot_legend(name for name, _, _ in bars)
         body.append(f'<figure><img src="img/{name}" width="800" height="{_bars_height(len(bars))}" '
                     f'alt="{html.escape(label(chart))} across hosts"><figcaption>{html.escape(label(chart))}: '
                     + ("hosts in colour, known boards in grey (reference)" if references else "every host")
+                    + (html.escape(f"; labelled in the chart: {'; '.join(legend)}") if legend else "")
                     + "</figcaption></figure>")
     body += _known_sources(algorithm, {name for name, values in references.items()
                                        if any(k.algorithm == algorithm for k in values)}, entries)
@@ -403,7 +411,7 @@ def _plot_cell(result: trend.Trend, cell: trend.CellTrend, colors: dict[str, str
     ax.set_title(label(cell.key), fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     ax.tick_params(labelsize=8)
-    figure.savefig(path, format="png")
+    _save(figure, path)
 
 
 def _bars_height(count: int) -> int:
@@ -417,17 +425,23 @@ def _plot_bars(bars: Sequence[tuple[str, float, bool]], title: str, unit: str, p
     positions = list(range(len(bars)))[::-1]
     ax.barh(positions, [scale(v) for _, v, _ in bars], color=["#bbb" if r else COLORS[0] for *_, r in bars],
             hatch=None)
-    ax.set_yticks(positions, [name for name, _, _ in bars], fontsize=8)
+    ax.set_yticks(positions, [textsafe.plot_label(name) for name, _, _ in bars], fontsize=8)
     ax.set_xscale("log")  # a MIPS router and an x86 mini PC differ a thousandfold
     ax.set_xlabel(("MB/s" if unit == "B/s" else "ops/s") + " (log scale)", fontsize=9)
     ax.set_title(title, fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
-    figure.savefig(path, format="png")
+    _save(figure, path)
+
+
+def _save(figure: Any, path: Path) -> None:
+    with warnings.catch_warnings():  # labels are textsafe.plot_label: a font's warning would name our source line
+        warnings.filterwarnings("ignore", message="Glyph .* missing from")
+        figure.savefig(path, format="png")
 
 
 def _write(path: Path, text: str) -> Path:
     try:
-        path.write_text(text, encoding="utf-8")
+        path.write_text(textsafe.terminal(text), encoding="utf-8")  # no control character in a file one may `cat`
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

@@ -12,6 +12,7 @@ import textwrap
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
+from orchestrator import textsafe
 from orchestrator.cells import record_key
 from orchestrator.errors import UserError
 from orchestrator.insights import LINE_BLOCKS
@@ -36,8 +37,8 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "ta
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(headers)
-        writer.writerows(rows)
+        writer.writerow(map(textsafe.csv_cell, headers))
+        writer.writerows(map(textsafe.csv_cell, row) for row in rows)  # OWASP: docs/trust.md
         return out.getvalue().rstrip("\n")
     if fmt == "json":
         return json.dumps([dict(zip(headers, row)) for row in rows], indent=2)
@@ -55,13 +56,14 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown:
     rendered here, and tabulate's type inference over every value took seconds. A plain table wider than
     `width` is fitted to it (_fitted).
     """
-    head = [str(header) for header in headers]  # headers are kept as given
-    texts = [["" if value is None else str(value) for value in column] for column in zip(*rows)]
-    if markdown:  # a `|` in a value (a failure reason's " | ", a host alias) would end its cell
-        head, texts = _md_cells(head), [_md_cells(column) for column in texts]
+    # host text is data: control characters shown, never sent (textsafe); in Markdown nothing renders, and a `|`
+    # in a value (a failure reason's " | ", a host alias) cannot end its cell
+    safe = textsafe.markdown if markdown else textsafe.cell
+    head = [safe(str(header)) for header in headers]
+    texts = [["" if value is None else safe(str(value)) for value in column] for column in zip(*rows)]
     multiline = any(_LINE_BREAK.search(text) for text in (*head, *map("".join, texts)))  # before the strip
     columns = [[text.strip() for text in column] for column in texts] if rows else [[] for _ in head]
-    text_width: Callable[[str], int] = _lines_width if multiline else len
+    text_width: Callable[[str], int] = _lines_width if multiline else textsafe.width
     widths = [max(text_width(header) + 2, max(map(text_width, column), default=0))
               for header, column in zip(head, columns)]
     if width is not None and _total(widths) > width:
@@ -69,20 +71,18 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], markdown:
     return _layout(head, columns, widths, multiline, markdown)
 
 
-def _md_cells(texts: Sequence[str]) -> list[str]:
-    return [text.replace("|", "\\|") for text in texts]
-
-
 def _layout(head: Sequence[str], columns: Sequence[Sequence[str]], widths: Sequence[int], multiline: bool,
             markdown: bool, spaced: bool = False) -> str:
     """The lines of a table of these widths; `spaced`: a blank line between two rows when one takes several."""
+    # padded by terminal columns where a value is not ASCII (a CJK host name takes two a character)
+    pad = str.ljust if all(text.isascii() for text in (*head, *itertools.chain(*columns))) else textsafe.ljust
     if markdown:
         def line(cells: Iterable[str]) -> str:
-            return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths)) + " |"
+            return "| " + " | ".join(pad(cell, width) for cell, width in zip(cells, widths)) + " |"
         ruler = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
     else:
         def line(cells: Iterable[str]) -> str:
-            return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+            return "  ".join(pad(cell, width) for cell, width in zip(cells, widths)).rstrip()
         ruler = "  ".join("-" * width for width in widths)
     if not multiline:
         return "\n".join([line(head), ruler, *map(line, zip(*columns))])
@@ -100,7 +100,7 @@ def _layout(head: Sequence[str], columns: Sequence[Sequence[str]], widths: Seque
 
 
 def _lines_width(text: str) -> int:
-    return max(map(len, _LINE_BREAK.split(text)))
+    return max(map(textsafe.width, _LINE_BREAK.split(text)))
 
 
 def _total(widths: Sequence[int]) -> int:
@@ -151,8 +151,8 @@ def _fitted(head: list[str], columns: list[list[str]], width: int, drop: Sequenc
     widths = [max(_lines_width(header), max(map(_lines_width, column), default=0))
               for header, column in zip(new_head, new_columns)]
     lines = _layout(new_head, new_columns, widths, multiline, markdown=False, spaced=True).split("\n")
-    cut_lines = any(len(line) > width for line in lines)
-    lines = [line if len(line) <= width else line[:max(width - 1, 0)] + "…" for line in lines]
+    cut_lines = any(textsafe.width(line) > width for line in lines)
+    lines = [line if textsafe.width(line) <= width else textsafe.cut(line, width - 1) + "…" for line in lines]
     dropped = [names[i] for i in order if i not in kept]
     said = ([f"dropped {', '.join(dropped)}"] if dropped else []) + (
         [f"abbreviated {', '.join(names[i] for i in abbreviated)}"] if abbreviated else []) + (
@@ -168,7 +168,7 @@ def _fit_widths(head: list[str], columns: list[list[str]], width: int, lossy: bo
     """Widths of these columns that fit `width`, or None (see _fitted): headers wrapped at spaces, then text wrapped;
     when `lossy`, figures wrapped too, then long values cut."""
     def words(text: str) -> int:  # the longest word
-        return max(map(len, _SPACES.split(_glued(text))), default=0)
+        return max(map(textsafe.width, _SPACES.split(_glued(text))), default=0)
 
     values = [max(map(_lines_width, column), default=0) for column in columns]
     widths = [max(_lines_width(header), value) for header, value in zip(head, values)]
@@ -227,9 +227,10 @@ def _wrap(text: str, width: int, middle: bool = False) -> tuple[str, bool]:
     cut = False
     for line in text.splitlines():
         for part in _wrapped(line, width) or [""]:
-            if len(part) > width:
+            if textsafe.width(part) > width:
                 tail = (width - 1) // 2 if middle else 0
-                part, cut = part[:max(width - 1 - tail, 0)] + "…" + (part[-tail:] if tail else ""), True
+                end = textsafe.cut(part[::-1], tail)[::-1] if tail else ""
+                part, cut = textsafe.cut(part, width - 1 - tail) + "…" + end, True
             lines.append(part)
     return "\n".join(lines), cut
 

@@ -43,7 +43,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from orchestrator import identity, methods, stats, store, tables
+from orchestrator import identity, methods, stats, store, tables, textsafe
 from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
@@ -534,20 +534,21 @@ def render(result: Trend, fmt: str = "table") -> str:
     headers, rows = table(result)
     body = tables.render(headers, rows, fmt)  # table or markdown (or its error for an unknown format)
     bullet = "- " if fmt == "markdown" else "  "
-    parts = [f"{result.host}: {result.runs} runs under {len(result.segments)} firmware versions",
-             "\n".join(bullet + line for line in legend(result)), body]
+    text = textsafe.markdown if fmt == "markdown" else textsafe.cell  # the host's name, OS and firmware: data
+    parts = [f"{text(result.host)}: {result.runs} runs under {len(result.segments)} firmware versions",
+             "\n".join(bullet + text(line) for line in legend(result)), body]
     named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0.0))  # type: ignore[union-attr]
     if named:
         parts.append("largest step per cell (Mann-Whitney U p < 0.05 and at least "
                      f"{STEP_MIN_PCT:g}% between firmware medians; ~ otherwise):\n"
-                     + "\n".join(bullet + step_sentence(result, c, c.largest) for c in named if c.largest))
+                     + "\n".join(bullet + text(step_sentence(result, c, c.largest)) for c in named if c.largest))
     else:
         parts.append(f"no step between firmware versions (Mann-Whitney U p < 0.05 and at least {STEP_MIN_PCT:g}%)")
     changed = method_changes(result)
     if changed:
         parts.append("measuring method changed (`method`: not a regression or an improvement, never judged):\n"
-                     + "\n".join(bullet + line for line in changed))
+                     + "\n".join(bullet + text(line) for line in changed))
     if result.drifts:
         parts.append(f"runs outside their firmware's history (median robust z over the cells beyond ±{Z_THRESHOLD:g}):\n"
-                     + "\n".join(bullet + drift_sentence(result, d) for d in result.drifts))
+                     + "\n".join(bullet + text(drift_sentence(result, d)) for d in result.drifts))
     return "\n\n".join(parts)

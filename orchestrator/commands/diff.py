@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Callable
 
-from orchestrator import diff, gcpause, insights, options, store, tables, verdict
+from orchestrator import diff, gcpause, insights, options, store, tables, textsafe, verdict
 from orchestrator.errors import UserError
 
 EPILOG = """\
@@ -61,8 +62,9 @@ def _diff(args: argparse.Namespace) -> int:
         runs = store.load_all(args.results)
         old, new, rows = diff.diff_by_firmware(runs, args.host, args.from_label, args.to_label)
         if args.format in ("table", "markdown"):
-            print(f"{args.host}: old = {old.label} ({_runs_said(old.run_ids)})")
-            print(f"{args.host}: new = {new.label} ({_runs_said(new.run_ids)})\n")
+            said = _said(args.format)
+            print(said(f"{args.host}: old = {old.label} ({_runs_said(old.run_ids)})"))
+            print(said(f"{args.host}: new = {new.label} ({_runs_said(new.run_ids)})") + "\n")
     else:
         if args.from_label or args.to_label:
             raise UserError("--from/--to name firmware versions: use them with --by firmware --host H")
@@ -84,17 +86,24 @@ def _diff(args: argparse.Namespace) -> int:
         options.write_junit(args.output, xml)
     print(diff.render(rows, args.format))
     if args.format in ("table", "markdown"):
+        said = _said(args.format)
         for note in diff.notes(rows):
-            print(f"note: {note}")
+            print(f"note: {said(note)}")
         changes = diff.line_rate_changes(rows, links)
         if changes:
             print("\nline rate changes (VPN/TLS crypto, see `sslbench report`):")
-            print("\n".join(f"- {line}" for line in changes))
+            print("\n".join(f"- {said(line)}" for line in changes))
     if pct is None:
         return 0
     if args.format in ("table", "markdown"):
         print(f"\n{verdict.summary(cases, pct)}")
     return verdict.EXIT_REGRESSION if verdict.failures(cases) else 0
+
+
+def _said(fmt: str) -> Callable[[str], str]:
+    """A line of host text as the format shows it: Markdown escaped there (textsafe), else as it is (the CLI's
+    stream shows any control character)."""
+    return textsafe.markdown if fmt == "markdown" else str
 
 
 def _runs_said(run_ids: list[str]) -> str:

@@ -276,8 +276,12 @@ def _command_kind(command: str | None) -> str | None:
 # block) and where a run has printed its results (table, public-key header, the parent's `+F` lines).
 _RUN_START = re.compile(r"[ \t>]*(?:Doing \S|Forked child \d|\+DTP?:|\+H:|version: \d|(?:Open|Libre)SSL \d)")
 _PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|\+DTP?:)")  # (stderr: `Forked child N` and `Got:` are stdout)
-_RESULTS = re.compile(
-    r"[ \t>]*(?:The 'numbers' are|type\s+\d+ bytes|\+F\d*:|(?:\S+\s+)*(?:verify|op|decr\.|decaps?)/s\s*$)")
+# anchored at any line's start in a whole body (never across a line: [ \t\r\f\v], not \s, within one)
+_RUN_START_LINE = re.compile(r"(?m)^" + _RUN_START.pattern)
+_PROGRESS_LINE = re.compile(r"(?m)^" + _PROGRESS.pattern)
+_RESULTS_LINE = re.compile(
+    r"(?m)^[ \t>]*(?:The 'numbers' are|type[ \t\r\f\v]+\d+ bytes|\+F\d*:"
+    r"|(?:\S+[ \t\r\f\v]+)*(?:verify|op|decr\.|decaps?)/s[ \t\r\f\v]*$)")
 
 
 def _speed_runs(body: str) -> list[str]:
@@ -285,31 +289,46 @@ def _speed_runs(body: str) -> list[str]:
     between) are two runs, each with its own threads, -mr and version. A run starts where, after a
     run's results, a progress line, a -multi/-mr line or a version block starts; a part with no results
     of its own after a run with no progress lines (stderr saved after stdout: progress lines after the
-    tables) stays with the run before it (else it is a run cut off before its results)."""
+    tables) stays with the run before it (else it is a run cut off before its results).
+
+    The lines are found by searching the whole body (the patterns anchored at a line's start), not line by
+    line: one run, by far the most common, costs a search or two."""
     if "/s" not in body and "+F" not in body and "'numbers'" not in body:
         return [body]  # no results at all: one run (a cut-off log)
-    lines = body.split("\n")
-    runs: list[list[str]] = [[]]
-    results = False  # the current run has printed results
-    previous = ""
-    for line in lines:
-        if results and _RUN_START.match(line):
-            runs.append([])
-            results = False
-        if not results and _RESULTS.match(line) and not previous.endswith("Got:"):  # (not a child's line that
-            results = True                                                              # a mail wrapped after `Got:`)
-        runs[-1].append(line)
-        previous = line.strip(" \t>") or previous
+    starts = [0]  # where each run starts
+    at = 0
+    while True:
+        results = _RESULTS_LINE.search(body, at)
+        while results is not None and _after_got(body, results.start()):  # a child's line a mail wrapped after
+            results = _RESULTS_LINE.search(body, body.find("\n", results.start()) + 1 or len(body))  # `Got:`
+        if results is None:
+            break
+        line_end = body.find("\n", results.start())
+        if line_end < 0:
+            break
+        start = _RUN_START_LINE.search(body, line_end + 1)
+        if start is None:
+            break
+        starts.append(start.start())
+        at = start.start()
+    if len(starts) == 1:
+        return [body]
+    runs = [body[begin:end - 1] for begin, end in zip(starts, starts[1:])] + [body[starts[-1]:]]
     texts: list[str] = []
     progress = True  # the run before has progress lines (its stderr) of its own
-    for run in runs:
-        text = "\n".join(run)
-        if texts and not progress and not any(_RESULTS.match(line) for line in run):
+    for text in runs:
+        if texts and not progress and not _RESULTS_LINE.search(text):
             texts[-1] += "\n" + text  # the stderr of a run saved after its stdout (no results of its own)
         else:
             texts.append(text)
-        progress = any(_PROGRESS.match(line) for line in run)
+        progress = _PROGRESS_LINE.search(text) is not None
     return texts
+
+
+def _after_got(body: str, start: int) -> bool:
+    """Does the last non-blank line before `start` end with `Got:` (its blanks and `>` quoting aside)?"""
+    before = body[max(0, start - 400):start].rstrip(" \t>\n")
+    return before.endswith("Got:")
 
 
 def _add_speed(result: ParsedLog, command: str | None, body: str, cut: bool) -> list[str]:

@@ -30,6 +30,10 @@ from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
 
+TTY_REFUSED = "must have a tty"  # sudo: "sorry, you must have a tty to run sudo" (Defaults requiretty)
+TTY_DIR = re.compile(r"/tmp/sslbench-tty\.[A-Za-z0-9]+")
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
@@ -60,7 +64,39 @@ class ActionModule(ActionBase):
     def _exec(self, script):
         # `/bin/sh -s` as the login shell's command, as raw runs its command: not wrapped in another `sh -c` with
         # `sleep 0` (what modules get), two processes fewer per step on a router
-        return self._low_level_execute_command("/bin/sh -s", in_data=script, sudoable=True, executable=False)
+        if not getattr(self, "_needs_tty", False):
+            out = self._low_level_execute_command("/bin/sh -s", in_data=script, sudoable=True, executable=False)
+            said = f"{out.get('stderr', '')}\n{out.get('stdout', '')}"
+            become = self._play_context.become or getattr(getattr(self, "_connection", None), "become", None)
+            if out.get("rc") == 0 or not become or TTY_REFUSED not in said:
+                return out
+            self._needs_tty = True  # this host's later steps go the tty way at once
+        return self._exec_with_tty(script)
+
+    def _exec_with_tty(self, script):
+        """A step on a host whose sudo wants a terminal (`Defaults requiretty`, RHEL and CentOS 7's default).
+
+        Ansible's ssh connection asks for one (`ssh -tt`) only for a command without stdin, as `raw` sends it;
+        a terminal on stdin would echo the script and mangle it, and merges stderr into stdout. So, as Ansible
+        does for modules where pipelining is off: the script goes to a private directory first (as the login
+        user, no sudo), runs there through sudo on a terminal with its output in files, and comes back by a
+        third exec that reads them (stdout and stderr apart) and removes the directory."""
+        put = self._low_level_execute_command(
+            'umask 077 && d=$(mktemp -d /tmp/sslbench-tty.XXXXXX) && cat > "$d/step" && echo "$d"',
+            in_data=script, sudoable=False, executable=False)
+        where = (put.get("stdout") or "").strip().splitlines()
+        if put.get("rc") != 0 or not where or not TTY_DIR.fullmatch(where[-1]):
+            return put
+        d = where[-1]
+        ran = self._low_level_execute_command(  # ssh -tt: no stdin, sudoable (the connection's own rule)
+            f'cd {d} && /bin/sh ./step </dev/null >out 2>err; echo $? >rc; chown -R "${{SUDO_UID:-0}}" {d}',
+            sudoable=True, executable=False)
+        back = self._low_level_execute_command(
+            f"cd {d} 2>/dev/null && cat out && cat err >&2; rc=$(cat rc 2>/dev/null) || rc=; cd / && rm -rf {d}; "
+            'exit "${rc:-125}"', sudoable=False, executable=False)
+        if ran.get("rc") != 0 and back.get("rc") == 125:  # sudo itself failed: its words, not an empty step
+            return ran
+        return back
 
     @staticmethod
     def _connect(path):

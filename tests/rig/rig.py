@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -81,6 +82,7 @@ class Host:
     user: str = "root"  # the SSH login
     behind: str = ""  # reachable only through this jump host (ProxyJump)
     in_inventory: bool = True  # jump1 is infrastructure (a bastion), not a box to benchmark
+    hostname: str = ""  # the host's own host name (uname -n), in a UTS namespace of its own; "": this machine's
 
 
 HOSTS = [
@@ -99,6 +101,22 @@ HOSTS = [
     # has ansible-runner; they reach the fleet as the controller would
     Host("worker1", "worker", "127.0.0.30", 2230, "worker", "", in_inventory=False),
     Host("worker2", "worker", "127.0.0.31", 2231, "worker", "", in_inventory=False),
+]
+# Hosts of their own kind, kept out of inventory.yml (their tests write an inventory for them): the run of the
+# whole fleet and its expectations stay as they are.
+# - tty1: debian1's kind (a user login, sudo with a password, dropbear) whose sudoers says `Defaults requiretty`,
+#   as CentOS 7's and older RHEL's do: sudo runs only on a terminal. Its own copy of debian's root (debian-tty),
+#   because personalize() writes a dropbear host's key into its base.
+# - hostile1: a box that prints hostile text: its os-release NAME/PRETTY_NAME, /proc/cpuinfo model and host name
+#   carry HTML, spreadsheet formulas and terminal escape sequences (tests/rig/fixtures/hostile/, HOSTILE_HOSTNAME).
+#   This machine's sshd as for the openssh hosts, root by key, on debian's root (an overlay: nothing of it
+#   reaches the base).
+# (127.0.0.31 is worker2's, 127.0.0.35 another host's: these take .33 and .34.)
+HOSTILE_HOSTNAME = "<script>h</script>@SUM(1)\x1b]0;host\x07\x1b[2J"
+HOSTS += [
+    Host("tty1", "debian", "127.0.0.33", 2233, "dropbear", "debian-tty", user=SUDO_USER, in_inventory=False),
+    Host("hostile1", "hostile", "127.0.0.34", 2234, "openssh", "debian", in_inventory=False,
+         hostname=HOSTILE_HOSTNAME),
 ]
 HOSTS_BY_NAME = {h.name: h for h in HOSTS}
 FAMILIES = ("raspbian", "armbian", "openwrt", "ddwrt", "centos", "debian")
@@ -554,6 +572,18 @@ BUILDERS = {"raspbian": build_userland, "armbian": build_armbian, "centos": buil
             # OpenWrt 25.x (apk): defined further down, in a block of their own
             "openwrt-25.12": lambda dest, name: build_openwrt_apk(dest, name),
             "apk-repo": lambda dest, name: build_apk_repo(dest, name)}
+
+
+def build_copy(dest: Path, name: str) -> None:
+    """A root of its own that is another build's copy (RECIPES[name]["copy"]): a host that must not share it."""
+    source = ensure_built(RECIPES[name]["copy"])
+    run(["cp", "-a", f"{source}/.", str(dest)])
+    (dest / ".rig-complete").unlink(missing_ok=True)
+
+
+# tty1's root: debian's, copied (bump "version" with debian's)
+RECIPES["debian-tty"] = {"version": 1, "copy": "debian", "of": RECIPES["debian"]}
+BUILDERS["debian-tty"] = build_copy
 _build_locks = {name: threading.Lock() for name in BUILDERS}  # builds wait for the builds they use
 
 
@@ -873,6 +903,30 @@ def mount_host(host: Host, base: Path) -> None:
         shutil.copyfile(KEYS / host.name / "dropbear_ed25519_host_key", key)
         key.chmod(0o600)
         copy_fixture("ddwrt/loginprompt", root / "tmp/loginprompt")
+    if host.name in AFTER_MOUNT:
+        AFTER_MOUNT[host.name](host, root)
+
+
+def requiretty(host: Host, root: Path) -> None:
+    """tty1: sudo only on a terminal, as CentOS 7's /etc/sudoers says (in the host's overlay, not its base)."""
+    write(root / "etc/sudoers.d/sslbench-requiretty", "# sslbench test rig: as CentOS 7's sudoers\nDefaults requiretty\n",
+          0o440)
+
+
+def hostile(host: Host, root: Path) -> None:
+    """hostile1: its os-release and its /proc/cpuinfo (this machine's, the model names hostile) over the real
+    ones; its host name is set where its sshd starts (start_host)."""
+    for path in ("etc/os-release", "usr/lib/os-release"):
+        (root / path).unlink(missing_ok=True)
+        copy_fixture("hostile/os-release", root / path)
+    model = (FIXTURES / "hostile/cpuinfo-model").read_text().rstrip("\n")
+    cpuinfo = re.sub(r"(?m)^(model name\s*:).*$", lambda m: f"{m[1]} {model}", Path("/proc/cpuinfo").read_text())
+    fake = host_dir(host) / "cpuinfo"
+    write(fake, cpuinfo)
+    run(["mount", "--bind", str(fake), str(root / "proc/cpuinfo")])
+
+
+AFTER_MOUNT = {"tty1": requiretty, "hostile1": hostile}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -998,7 +1052,7 @@ def start_host(host: Host) -> None:
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     if host.server == "openssh":
         conf = sshd_config(host)
-        proc = spawn(host.name, ["/usr/sbin/sshd", "-D", "-e", "-f", str(conf)], str(conf))
+        proc = spawn(host.name, [*own_hostname(host), "/usr/sbin/sshd", "-D", "-e", "-f", str(conf)], str(conf))
     elif host.server == "worker":
         conf = worker_config(host)
         proc = spawn(host.name, ["/usr/sbin/sshd", "-D", "-e", "-f", str(conf)], str(conf))
@@ -1017,6 +1071,15 @@ def start_host(host: Host) -> None:
             cmd += ["-b", "/tmp/loginprompt"]
         proc = spawn(host.name, in_netns(host, cmd), f"-p {host.address}:{host.port}")
     wait_for(host, proc)
+
+
+def own_hostname(host: Host) -> list[str]:
+    """The words that start a host's server in a UTS namespace of its own with its own host name (none for a
+    host with this machine's): unshare execs, so the server keeps the pid that spawn() recorded."""
+    if not host.hostname:
+        return []
+    set_name = "import os, socket, sys; socket.sethostname(sys.argv[1]); os.execv(sys.argv[2], sys.argv[2:])"
+    return ["unshare", "--uts", sys.executable, "-c", set_name, host.hostname]
 
 
 def stop_host(host: Host) -> None:

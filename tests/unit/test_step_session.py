@@ -88,3 +88,43 @@ def test_close_leaves_no_process(tmp_path):
     s.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+class _RequireTtyHost:
+    """A host whose sudo says what `Defaults requiretty` makes it say to a command without a terminal, as Ansible's
+    ssh connection runs it (`-tt` only for a sudoable command without stdin); every command runs in a real local
+    shell, so the plugin's own shell words (mktemp, redirections, cleanup) run as on a host."""
+
+    def __init__(self, shell: list[str], tmp: Path) -> None:
+        self.shell, self.calls = shell, []
+        self.env = {**os.environ, "SUDO_UID": str(os.getuid()), "TMPDIR": str(tmp)}
+
+    def __call__(self, cmd, in_data=None, sudoable=True, executable=None):
+        import subprocess
+
+        tty = sudoable and not in_data
+        self.calls.append(("tty" if tty else "sudo" if sudoable else "user", cmd))
+        if sudoable and not tty:
+            return {"rc": 1, "stdout": "", "stderr": "sudo: sorry, you must have a tty to run sudo\n"}
+        done = subprocess.run([*self.shell[:-1], "-c", cmd], input=in_data, capture_output=True, env=self.env)
+        return {"rc": done.returncode, "stdout": done.stdout.decode(), "stderr": done.stderr.decode()}
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=lambda argv: os.path.basename(argv[0]))
+def test_become_on_a_requiretty_host_runs_each_step_on_a_terminal(shell, tmp_path):
+    import types
+
+    spec = importlib.util.spec_from_file_location("sslbench_step_tty", PLUGIN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    action = object.__new__(module.ActionModule)
+    action._play_context = types.SimpleNamespace(become=True)
+    host = action._low_level_execute_command = _RequireTtyHost(shell, tmp_path)
+    before = set(Path("/tmp").glob("sslbench-tty.*"))
+    first = action._exec(b"echo out; echo err >&2; exit 3\n")
+    assert first == {"rc": 3, "stdout": "out\n", "stderr": "err\n"}  # its own output, error output and status
+    assert [kind for kind, _ in host.calls] == ["sudo", "user", "tty", "user"]
+    host.calls.clear()
+    assert action._exec(b"printf 'a b\\n'\n")["stdout"] == "a b\n"
+    assert [kind for kind, _ in host.calls] == ["user", "tty", "user"]  # the host's later steps: the tty way at once
+    assert set(Path("/tmp").glob("sslbench-tty.*")) == before  # no step left behind

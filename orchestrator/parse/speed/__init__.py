@@ -89,6 +89,11 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
     state = State()
     for line in lines_of(text, cut):
         try:
+            if line.__class__ is not str:  # a line that ended in an elision marker (lines.Elided)
+                state.elided = True
+                _read_line(str(line), state)
+                state.elided = False
+                continue
             _read_line(line, state)
         except Exception as exc:  # a safety net: a malformed line must never lose the log
             state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")

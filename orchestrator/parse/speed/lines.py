@@ -49,6 +49,81 @@ _ANCHOR_WORDS = tuple(dict.fromkeys(word for word, _ in ANCHORS))
 _GLUED_ROW = re.compile(r"(\d\.\d\dk)(?=[A-Za-z])|(\d bytes)(?=[A-Za-z])|(\d\.\d)(?=\d{4,5}\s+bits\s+ffdh)")
 
 
+class Elided(str):
+    """A line that ended in an elision marker (`— snip —`, `[...]`, `…`), the marker taken off: a row of it
+    gives the figures it shows, for the first columns, and none for the elided rest (tables.add_row)."""
+
+
+# What a Markdown or HTML renderer, a blog or a wiki does to a pasted log, undone where it cannot change a figure:
+# typographic quotes (`aes-128-cbc’s`), emphasis around figures and units (`**512457**`, `__3s__`, `*3s*`,
+# `` `0.13s` ``),
+# elision markers at the end of a line, pipe tables (a table retyped in Markdown, or a rendered table flattened
+# back to text by html2text: `type | 16 bytes | …` and `---|---`).
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'",
+                         "\u201c": '"', "\u201d": '"', "\u201f": '"', "\u2033": '"'})
+# around a figure or a figure with its unit only (each a literal, then a digit: a cheap scan of a long report)
+_STAR = re.compile(r"\*([+-]?\d[^\s*]*)\*")  # *3s* (a bullet's `* ` is left alone)
+_UNDERSCORES = re.compile(r"__([+-]?\d[^\s_]*)__")  # __512457__ (a compiler's -D__ARM_ARCH stays as it is)
+_TICKS = re.compile(r"`([+-]?\d[^`\s]*)`")  # `0.13s` (sbc-bench's quoted rows hold spaces: left as they are)
+_ELISION = re.compile(r"[ \t]*(?:[-\u2013\u2014]{1,3}[ \t]*(?:snip|snipped)[ \t]*[-\u2013\u2014]{0,3}|<snip>|\(snip\)"
+                      r"|\[[ \t]*(?:\.\.\.|\u2026|snip)[ \t]*\]|\u2026|\.\.\.)$", re.IGNORECASE)
+_ELISION_ENDS = ("\u2014", "\u2013", "-", "snip", "SNIP", "Snip", "snipped", "...", "\u2026", "]", "<snip>", "(snip)")  # how every _ELISION ends (a C test per line before the pattern)
+_RULE = re.compile(r"[\s|:\-]*")  # a pipe table's ruler `|---|:--:|`
+
+
+def _unrendered(text: str) -> str:
+    """The text with what a renderer added taken off (see above); each step only where its mark is in the text."""
+    if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text or "\u2032" in text:
+        text = text.translate(_QUOTES)
+    if "**" in text:
+        text = text.replace("**", "")
+    if "__" in text:
+        text = _UNDERSCORES.sub(r"\1", text)
+    if "*" in text:
+        text = _STAR.sub(r"\1", text)
+    if "`" in text:
+        text = _TICKS.sub(r"\1", text)
+    return text
+
+
+def _pipe_cells(line: str) -> str | None:
+    """A Markdown pipe table's line as openssl prints it (cells two spaces apart), "" for a ruler, None when it
+    is not one. An empty cell between figures ends the row there (what follows it would land in the wrong
+    column), as an elision does."""
+    cells = [cell.strip() for cell in line.split("|")]
+    if not cells[0]:
+        cells = cells[1:]
+    if cells and not cells[-1]:
+        cells = cells[:-1]
+    if not cells or _RULE.fullmatch(line):
+        return ""
+    while cells and not cells[0]:  # a public-key header's empty first cell
+        cells = cells[1:]
+    if "" in cells:
+        return Elided("  ".join(cells[:cells.index("")]))
+    return "  ".join(cells)
+
+
+def _tidied(line: str, elisions: bool, pipes: bool) -> str:
+    """A stripped line without its elision marker (then an Elided) and as openssl's columns if a pipe table's;
+    "" when nothing is left (a marker alone, a ruler)."""
+    elided = False
+    if elisions and line.endswith(_ELISION_ENDS):
+        shorter = _ELISION.sub("", line)
+        if shorter != line:
+            line, elided = shorter.rstrip(), True
+            if not line:
+                return ""
+    if pipes and "|" in line and (line[0] == "|" or line.count("|") > 1):
+        cells = _pipe_cells(line)
+        if cells is not None:
+            if not cells:
+                return ""
+            elided = elided or cells.__class__ is Elided
+            line = cells
+    return Elided(line) if elided else line
+
+
 def lines_of(text: str, cut: bool = False) -> list[str]:
     """Lines, with CR/CRLF handled and newlines that a copy lost put back. `cut`: the text was cut off
     in the middle of its last line (ends_cut), which loses what the cut may have shortened (numbers.uncut)."""
@@ -62,12 +137,28 @@ def lines_of(text: str, cut: bool = False) -> list[str]:
         text = text.replace("\x00", "")
     if "\xa0" in text:  # a web page's no-break spaces
         text = text.replace("\xa0", " ")
+    # Each mark tested once over the text, single characters first (memchr); the typographic ones only in a text
+    # that is not ASCII. (Every test of a longer word over 10,000 logs costs 1 % of `sslbench parse`.)
+    plain = text.isascii()
+    if "*" in text or "`" in text or "__" in text or not plain and (
+            "\u2019" in text or "\u201d" in text or "\u2018" in text or "\u201c" in text or "\u2032" in text):
+        text = _unrendered(text)
+    pipes = "|" in text
+    elisions = "nip" in text or "..." in text or not plain and ("\u2026" in text or "\u2014" in text)
+    special = elisions or pipes
     lines: list[str] = []
     append = lines.append
     for line in text.split("\n"):
         line = line.strip()
         if not line:
             continue
+        if special and (pipes and "|" in line or elisions and line.endswith(_ELISION_ENDS)):  # (else one test a line)
+            line = _tidied(line, elisions, pipes)
+            if not line:
+                continue
+            if line.__class__ is Elided:
+                append(line)
+                continue
         first = line[0]
         if first == ">":  # quoted in an e-mail or a forum post
             while line.startswith(">"):

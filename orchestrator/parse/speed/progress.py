@@ -19,7 +19,8 @@ _PROGRESS = re.compile(
     r"(?P<count>-?\d+) .+?(?:'s| ops) in (?P<secs>" + NUM + r")s"
 )
 _PK_PROGRESS = re.compile(
-    r"(?P<count>-?\d+) (?P<bits>\d+)[ -]bits? (?P<what>[A-Za-z0-9' -]+?) in (?P<secs>" + NUM + r")s"
+    # (`256 -bits`: html2text's space after a bold `**256**`)
+    r"(?P<count>-?\d+) (?P<bits>\d+)(?: ?-| )bits? (?P<what>[A-Za-z0-9' -]+?) in (?P<secs>" + NUM + r")s"
 )
 _NAMED_PROGRESS = re.compile(
     r"(?P<count>-?\d+) (?P<name>\S+) (?:KEM |signature )?(?P<op>keygen|encaps|decaps|sign|verify) ops "

@@ -61,6 +61,7 @@ class State:
     # Lines that may continue on the next line
     wrapped: tuple[str, str] | None = None  # (kind, line) cut by a mail client: "header" / "row" / "pk" / "got"
     wrapped_row: tuple[Any, ...] | None = None  # (label, values, core, sizes_by_count) of a "row" waiting for the rest
+    elided: bool = False  # the line being read ended in an elision marker (`— snip —`, `[...]`, `…`: lines.Elided)
     pending_progress: str | None = None  # a `Doing …` line whose result has not come yet
     pending_dt: tuple[str, int] | None = None  # `+DT:name:tm:size`, waiting for its `+R`
     pending_dtp: tuple[Any, ...] | None = None  # `+DTP:…` as a progress key, waiting for its `+Rn`

@@ -180,6 +180,10 @@ def add_row(label: str, values: list[str], state: State, core: str | None = None
                 sizes = SIZES_1_1  # (only to wait for the rest of a wrapped row)
         if sizes is None:
             return False
+    if len(values) < len(sizes) and state.elided and values:  # `… 130000.00k — snip —`: its first figures, no more
+        state.skipped.append(f"row {label!r}: its last {len(sizes) - len(values)} figure(s) were elided in the log "
+                             "(a '— snip —', '[...]' or '…' after them): not read")
+        sizes = sizes[:len(values)]
     if len(values) != len(sizes):
         if len(values) < len(sizes) and not final:  # its last figures may come on the next line (wrapped)
             state.wrapped = ("row", label)
