@@ -159,3 +159,14 @@ def rig_control(rig_inventory):
     control = RigControl()
     yield control
     control.repair()
+
+
+@pytest.fixture
+def openwrt_pristine(testinfra_host):
+    """openwrt1 with no package lists and no openssl; put back that way after the test (later tests, such as
+    test_rig's and the whole fleet's, expect the router as the rig hands it out: nothing installed)."""
+    host = testinfra_host("openwrt1")
+    clean = "opkg remove openssl-util libopenssl3 libatomic1 >/dev/null; rm -rf /var/opkg-lists"
+    host.run(clean)
+    yield host
+    host.run(clean)

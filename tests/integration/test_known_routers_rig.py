@@ -21,7 +21,7 @@ CELLS = ["--algorithms", "chacha20-poly1305,aes-256-cbc", "--sizes", "1024,16384
          "--idle-wait", "0", "--seconds", "1"]
 
 
-def test_the_rig_router_beside_published_router_socs(rig_inventory, tmp_path):
+def test_the_rig_router_beside_published_router_socs(rig_inventory, openwrt_pristine, tmp_path):
     results = tmp_path / "results"
     run = subprocess.run([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", "openwrt1", *CELLS,
                           "--results", str(results)], capture_output=True, text=True, timeout=600)

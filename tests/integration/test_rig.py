@@ -125,16 +125,6 @@ def test_openwrt_is_a_busybox_dropbear_box_without_python_sftp_or_openssl(testin
     assert sftp.returncode != 0
 
 
-@pytest.fixture
-def openwrt_pristine(testinfra_host):
-    """openwrt1 with no package lists and no openssl; put back that way after the test."""
-    host = testinfra_host("openwrt1")
-    clean = "opkg remove openssl-util libopenssl3 libatomic1 >/dev/null; rm -rf /var/opkg-lists"
-    host.run(clean)
-    yield host
-    host.run(clean)
-
-
 def test_opkg_update_and_install_openssl_util(openwrt_pristine):
     host = openwrt_pristine
     before = run_rc(host, "opkg install openssl-util")  # no lists yet: opkg knows nothing
