@@ -319,10 +319,12 @@ def notes(rows: Sequence[DiffRow]) -> list[str]:
     few = sum(1 for r in compared if r.p_value is not None and min(r.old_n, r.new_n) < stats.MIN_SAMPLES_TO_DETECT)
     out = []
     if single:
-        out.append(f"{single} of {count(len(compared), 'cell')} {'has' if single == 1 else 'have'} one sample on a side: no verdict "
+        has = "has" if single == 1 else "have"
+        out.append(f"{single} of {count(len(compared), 'cell')} {has} one sample on a side: no verdict "
                    f"(sslbench run --repeat {stats.MIN_SAMPLES_TO_DETECT} or more)")
     if few:
-        out.append(f"{count(few, 'cell')} {'has' if few == 1 else 'have'} fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
+        has = "has" if few == 1 else "have"
+        out.append(f"{count(few, 'cell')} {has} fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
                    f"need >= {stats.MIN_SAMPLES_TO_DETECT} to detect a change at alpha {stats.ALPHA:g}")
     out.extend(method_notes(rows))
     return out

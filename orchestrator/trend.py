@@ -392,7 +392,7 @@ def drift_sentence(result: Trend, drift: Drift) -> str:
     until = f", {drift.runs} runs until {drift.last}" if drift.runs > 1 else ", 1 run"
     if drift.stable:
         own = drift.history - drift.stable
-        against = (f"against the host's stable history: {drift.stable} runs of earlier firmware with no step "
+        against = (f"against the host's stable history: {count(drift.stable, 'run')} of earlier firmware with no step "
                    f"before {names[drift.segment]}, and {own} of its own")
     else:
         against = f"against {drift.history} earlier runs of {names[drift.segment]}"
