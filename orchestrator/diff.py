@@ -14,7 +14,7 @@ from orchestrator import identity, insights, methods, stats, store, tables
 from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
-from orchestrator.units import fmt_value
+from orchestrator.units import count, fmt_value
 
 
 @dataclass
@@ -319,10 +319,12 @@ def notes(rows: Sequence[DiffRow]) -> list[str]:
     few = sum(1 for r in compared if r.p_value is not None and min(r.old_n, r.new_n) < stats.MIN_SAMPLES_TO_DETECT)
     out = []
     if single:
-        out.append(f"{single} of {len(compared)} cells have one sample on a side: no verdict "
+        has = "has" if single == 1 else "have"
+        out.append(f"{single} of {count(len(compared), 'cell')} {has} one sample on a side: no verdict "
                    f"(sslbench run --repeat {stats.MIN_SAMPLES_TO_DETECT} or more)")
     if few:
-        out.append(f"{few} cells have fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
+        has = "has" if few == 1 else "have"
+        out.append(f"{count(few, 'cell')} {has} fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
                    f"need >= {stats.MIN_SAMPLES_TO_DETECT} to detect a change at alpha {stats.ALPHA:g}")
     out.extend(method_notes(rows))
     return out

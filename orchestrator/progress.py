@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from orchestrator import textsafe
-from orchestrator.units import format_eta
+from orchestrator.units import count, format_eta
 
 
 @dataclass
@@ -135,7 +135,7 @@ class ProgressView:
         order = ("done", "bench", "provision", "detect", "waiting", "failed", "unreachable")
         counts = ", ".join(f"{phases[p]} {p}" for p in sorted(phases, key=lambda p: (order + (p,)).index(p)))
         left = max((s.remaining_seconds(now) for s in self.hosts.values() if s.phase == "bench"), default=None)
-        return f"{len(self.hosts)} hosts: {counts}" + (f"; ETA {format_eta(left)}" if left is not None else "")
+        return f"{count(len(self.hosts), 'host')}: {counts}" + (f"; ETA {format_eta(left)}" if left is not None else "")
 
     def _refresh_summary(self) -> None:
         text = self.summary()

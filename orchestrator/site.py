@@ -24,7 +24,7 @@ from orchestrator import extras, reference, store, textsafe, trend
 from orchestrator.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import Run
-from orchestrator.units import fmt_delta, fmt_rate, mbytes
+from orchestrator.units import count, fmt_delta, fmt_rate, mbytes
 
 HEADLINE = (  # the cells the index shows a sparkline of, where a host has them
     Key("aes-256-gcm", "evp", None, 1, 1024), Key("chacha20-poly1305", "evp", None, 1, 1024),
@@ -67,13 +67,38 @@ class HostPage:
     unit: dict[Key, str] = field(default_factory=dict)
 
 
-def publish(runs: Sequence[Run], out: Path, known: Run | None = None, jobs: int | None = None) -> list[Path]:
-    """Write the site under `out`; returns the pages written."""
+# Written into every site: `publish` writes again only into an empty directory or one holding this file, so it
+# never overwrites a user's own index.html or pages it did not write (unless told to, `force`).
+MARKER = ".sslbench-site"
+
+
+def _check_target(out: Path, force: bool) -> None:
+    if force or not out.exists() or (out / MARKER).is_file():
+        return
+    if not out.is_dir():
+        raise UserError(f"{out} exists and is not a directory: choose another -o SITE")
+    try:
+        ours = not any(out.iterdir())
+    except OSError as exc:
+        raise UserError(f"cannot read {out}: {exc.strerror or exc}") from None
+    if not ours:
+        raise UserError(f"{out} is not empty and was not written by `sslbench publish` (it has no {MARKER}): "
+                        "publishing would overwrite its index.html and pages; choose a new or empty directory, "
+                        "or give --force to write into it anyway")
+
+
+def publish(runs: Sequence[Run], out: Path, known: Run | None = None, jobs: int | None = None,
+            force: bool = False) -> list[Path]:
+    """Write the site under `out`; returns the pages written. `out` must be new, empty or a site publish wrote
+    (MARKER), unless `force`."""
     hosts = sorted({h.host for run in runs for h in run.hosts if h.measurements})
     if not hosts:
         raise UserError("no host of the store has any measurement: nothing to publish")
+    _check_target(out, force)
     try:
         (out / "img").mkdir(parents=True, exist_ok=True)
+        (out / MARKER).write_text("This directory is a site `sslbench publish` writes; it rewrites its pages.\n",
+                                  encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
     global _RUNS, _OUT, _HEADLINE, _FILES
@@ -159,7 +184,7 @@ def _host_page(host: str) -> HostPage:
                      f"{html.escape(line)}</li>" for s, line in zip(result.segments, trend.legend(result)))
     headers, rows = _without_empty_columns(*trend.table(result))
     body = [f'<p>{html.escape(cpu.model or "CPU unknown")}, {cpu.logical_cpus or "?"} CPUs'
-            f'{", " + html.escape(cpu.arch) if cpu.arch else ""}; {result.runs} runs, the latest '
+            f'{", " + html.escape(cpu.arch) if cpu.arch else ""}; {count(result.runs, "run")}, the latest '
             f"{html.escape(latest_run.created)} ({html.escape(latest_run.run_id)}).</p>",
             "<h2>Firmware versions</h2>", f"<ul>{legend}</ul>", "<h2>Cells</h2>",
             _table(headers, [[html.escape(str(v)) for v in row] for row in rows]),
@@ -248,7 +273,7 @@ def _index(pages: Sequence[HostPage], algorithms: Sequence[str], runs: Sequence[
     headers = ["host", "board / CPU", "CPUs", "firmware", "last run (UTC)", "runs", "steps", "drifts",
                *[label(key) for key in _HEADLINE]]
     latest = max(runs, key=lambda r: (r.created, store.run_order(r.run_id)))
-    body = [f"<p>{len(pages)} hosts, {len(runs)} runs, the latest {html.escape(latest.created)}. "
+    body = [f"<p>{count(len(pages), 'host')}, {count(len(runs), 'run')}, the latest {html.escape(latest.created)}. "
             "Sparklines: the cell's median per run, coloured by firmware.</p>",
             _table(headers, [page.row for page in pages], wrap=True),
             "<h2>Compare across hosts and known boards</h2>",

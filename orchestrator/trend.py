@@ -47,7 +47,7 @@ from orchestrator import identity, methods, stats, store, tables, textsafe
 from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
-from orchestrator.units import fmt_delta, fmt_p, fmt_rate
+from orchestrator.units import count, fmt_delta, fmt_p, fmt_rate
 
 STEP_MIN_PCT = 3.0  # a significant step smaller than this is shown as ~ (see the module docstring)
 Z_THRESHOLD = 3.5  # robust z-score beyond which a run is outside its firmware's history
@@ -392,7 +392,7 @@ def drift_sentence(result: Trend, drift: Drift) -> str:
     until = f", {drift.runs} runs until {drift.last}" if drift.runs > 1 else ", 1 run"
     if drift.stable:
         own = drift.history - drift.stable
-        against = (f"against the host's stable history: {drift.stable} runs of earlier firmware with no step "
+        against = (f"against the host's stable history: {count(drift.stable, 'run')} of earlier firmware with no step "
                    f"before {names[drift.segment]}, and {own} of its own")
     else:
         against = f"against {drift.history} earlier runs of {names[drift.segment]}"
@@ -407,7 +407,7 @@ def legend(result: Trend) -> list[str]:
         flags = sorted({f for p in left for f in p.host_flags if f in _HOST_FLAGS})
         out = (f"; {len(left)} left out of the medians and steps"
                + (f" (outside the history, or {' '.join(flags)})" if flags else " (outside the history)")) if left else ""
-        lines.append(f"{s.letter} = {s.label} ({len(s.runs)} runs, {s.first} … {s.last}{out})")
+        lines.append(f"{s.letter} = {s.label} ({count(len(s.runs), 'run')}, {s.first} … {s.last}{out})")
     return lines
 
 
@@ -535,7 +535,7 @@ def render(result: Trend, fmt: str = "table") -> str:
     body = tables.render(headers, rows, fmt)  # table or markdown (or its error for an unknown format)
     bullet = "- " if fmt == "markdown" else "  "
     text = textsafe.markdown if fmt == "markdown" else textsafe.cell  # the host's name, OS and firmware: data
-    parts = [f"{text(result.host)}: {result.runs} runs under {len(result.segments)} firmware versions",
+    parts = [f"{text(result.host)}: {count(result.runs, 'run')} under {count(len(result.segments), 'firmware version')}",
              "\n".join(bullet + text(line) for line in legend(result)), body]
     named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0.0))  # type: ignore[union-attr]
     if named:

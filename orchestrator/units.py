@@ -123,3 +123,9 @@ def fmt_time(iso: str) -> str:
     """'2026-01-01 12:00' (UTC, to the minute) of a stored time; the text as is when it is not an ISO time."""
     when = _parsed(iso)
     return when.strftime("%Y-%m-%d %H:%M") if when else iso
+
+
+def count(n: int, noun: str, nouns: str | None = None) -> str:
+    """`n` and the noun in the number it takes: "1 run", "2 runs", "1 firmware version" (`nouns`: an irregular
+    plural)."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"

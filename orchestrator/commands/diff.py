@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -74,6 +75,11 @@ def _diff(args: argparse.Namespace) -> int:
         rows = diff.diff_runs(old_run, new_run, args.host)
         if args.format in ("table", "markdown"):
             print(f"old = {old_run.run_id}, new = {new_run.run_id}")
+        if old_run.run_id == new_run.run_id:  # `diff latest latest`: every delta is 0 by construction
+            print(f"note: both sides are run {old_run.run_id}: it is compared with itself, so nothing can change; "
+                  "give two different runs (`sslbench report --all` lists them)",
+                  file=sys.stdout if args.format in ("table", "markdown") else sys.stderr)
+        if args.format in ("table", "markdown"):
             for line in diff.version_lines(old_run, new_run, args.host):  # what openssl speed times follows them
                 print(line)
             print()

@@ -17,6 +17,7 @@ from orchestrator.errors import UserError
 from orchestrator.logfiles import read_text
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
 from orchestrator.parse.batch import parse_many
+from orchestrator.units import count as count_of
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,7 +79,7 @@ def import_reference(args: argparse.Namespace) -> int:
         item.update(id=args.host, board=args.board or args.host, source=args.source or "")
         if figures:
             item.update(kind=reference.FIGURES, figure=[reference.figure_spec(spec) for spec in figures])
-        where = "sslbench import --reference"
+        where = "import --reference"  # main() prefixes "sslbench: "
     if not str(item.get("source", "")).strip():
         raise UserError("--reference needs --source URL: a reference figure is only as good as where it came from")
     item.setdefault("board", item.get("id", ""))
@@ -90,7 +91,7 @@ def import_reference(args: argparse.Namespace) -> int:
     run = store.load_run(run_dir)
     count = sum(len(h.measurements) for h in run.hosts)
     what = f"from {log}" if log else f"({len(entry.figures)} published figure(s), a summary, not a log)"
-    print(f"stored reference '{entry.id}' ({entry.board}): {count} measurements {what}")
+    print(f"stored reference '{entry.id}' ({entry.board}): {count_of(count, 'measurement')} {what}")
     left = [f for f in entry.figures if f.block is None or f.threads is None]
     if left:
         print(f"note: {len(left)} figure(s) without a stated block size or threads are kept as published, "
@@ -101,7 +102,19 @@ def import_reference(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_host_name(name: str | None) -> None:
+    """A host name with a space (or other white space) at either end is refused: tables trim it while CSV, JSON,
+    OpenMetrics and InfluxDB keep it, so ' pi4' and 'pi4' would be one host in one view and two in another
+    (docs/trust.md, "Text from hosts")."""
+    if name is not None and name != name.strip():
+        raise UserError(f"--host {name!r} starts or ends with white space, which tables would not show; "
+                        f"give --host {name.strip()!r}")
+    if name is not None and not name:
+        raise UserError("--host is empty: give the name of the host the logs were measured on")
+
+
 def main(args: argparse.Namespace) -> int:
+    check_host_name(args.host)
     if args.reference:
         return import_reference(args)
     if args.figure or args.entry:
@@ -112,7 +125,8 @@ def main(args: argparse.Namespace) -> int:
         run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results)
     run = store.load_run(run_dir)
     count = sum(len(h.measurements) for h in run.hosts)
-    print(f"imported {count} measurements of {args.host} from {len(args.logs)} log(s) as run {run.run_id}")
+    print(f"imported {count_of(count, 'measurement')} of {args.host} from {count_of(len(args.logs), 'log')} "
+          f"as run {run.run_id}")
     print(run_dir)
     return 0
 

@@ -1,6 +1,8 @@
 """`sslbench publish [RESULTS] -o SITE/`: a static site of the store: an index of hosts with sparklines, a page per
 host (trend table, steps, drifts, a plot per cell over time) and a comparison page per algorithm beside the known
-boards. Plain HTML with the PNGs beside it: open SITE/index.html from disk or serve SITE/ with any web server."""
+boards. Plain HTML with the PNGs beside it: open SITE/index.html from disk or serve SITE/ with any web server.
+SITE must be new, empty or a site publish wrote before (it leaves a .sslbench-site file there); --force writes into
+any other directory."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +19,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="SITE", help="directory to write")
     parser.add_argument("--no-known", action="store_true",
                         help="leave the known boards (orchestrator/reference) out of the comparison pages")
+    parser.add_argument("--force", action="store_true",
+                        help="write into SITE even when it is a non-empty directory `publish` did not write "
+                             "(its index.html and pages of the same names are overwritten)")
     parser.set_defaults(func=main)
 
 
@@ -28,6 +33,6 @@ def main(args: argparse.Namespace) -> int:
             known, notes = reference.known_run(args.results)
             for note in notes:
                 print(f"note: {note}")
-        pages = site.publish(runs, args.output, known)
+        pages = site.publish(runs, args.output, known, force=args.force)
     print(f"wrote {len(pages)} pages to {args.output} (open {args.output / 'index.html'})")
     return 0

@@ -18,6 +18,8 @@ cannot tell:
 """
 from __future__ import annotations
 
+import hashlib
+
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -375,6 +377,28 @@ def known_run(results: Path | None = None, directory: Path = KNOWN_DIR) -> tuple
                hosts=hosts, source=SOURCE), notes
 
 
+def _entry_dir(root: Path, entry_id: str) -> Path:
+    """The directory for a new reference `entry_id` under `root`: store.safe_name, plus 8 hex digits of the id's
+    SHA-256 when another entry already has that directory or one that differs only in case (the store's rule for
+    host directories, orchestrator/fleet.py): `路由器` and `交换机` both sanitise to `_`, `a/b` and `a_b` to `a_b`.
+    An entry with this very id already stored is an error naming its directory."""
+    taken = []
+    for path in sorted(root.iterdir()) if root.is_dir() else []:
+        if not (path / store.RUN_FILE).is_file():
+            continue
+        taken.append(path.name.casefold())
+        try:
+            ids = store.load_run(path).matrix.get("reference") or {}
+        except UserError:
+            continue  # a damaged entry keeps its directory name; `report --against known` says what is wrong
+        if entry_id in ids:
+            raise UserError(f"a reference '{entry_id}' is already stored in {path}; remove it first to replace it")
+    name = store.safe_name(entry_id)
+    if name.casefold() in taken:
+        name = f"{name[:119]}-{hashlib.sha256(entry_id.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    return root / name
+
+
 def add(entry: Entry, log: Path | None, results: Path, command: list[str] | None = None) -> Path:
     """Store a reference entry (`sslbench import --reference`): <results>/reference/<id>/run.json, and the log of a
     log entry. A summary entry (kind "figures", log None) keeps its figures in run.json's entry."""
@@ -385,10 +409,8 @@ def add(entry: Entry, log: Path | None, results: Path, command: list[str] | None
     board = read_figures(entry) if log is None else read(entry, text)
     if not board.result.measurements and not entry.figures:
         raise UserError(f"reference '{entry.id}': no figure to store")
-    name = store.safe_name(entry.id)
-    run_dir = Path(results) / STORE_DIR / name
-    if (run_dir / store.RUN_FILE).exists():
-        raise UserError(f"a reference '{entry.id}' is already stored in {run_dir}; remove it first to replace it")
+    run_dir = _entry_dir(Path(results) / STORE_DIR, entry.id)
+    name = run_dir.name
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         if log is not None:

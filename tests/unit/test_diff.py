@@ -206,8 +206,8 @@ def test_notes_explain_missing_and_weak_verdicts():
         make_run("a", [HostResult("h", measurements=throughput([1.0]) + throughput([1.0, 2.0], block=16))]),
         make_run("b", [HostResult("h", measurements=throughput([2.0]) + throughput([3.0, 4.0], block=16))]))
     assert diff.notes(rows) == [
-        "1 of 2 cells have one sample on a side: no verdict (sslbench run --repeat 4 or more)",
-        "1 cells have fewer than 4 samples on a side: need >= 4 to detect a change at alpha 0.05",
+        "1 of 2 cells has one sample on a side: no verdict (sslbench run --repeat 4 or more)",
+        "1 cell has fewer than 4 samples on a side: need >= 4 to detect a change at alpha 0.05",
     ]
 
 
