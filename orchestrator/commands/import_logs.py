@@ -2,7 +2,14 @@
 
 Each log is parsed like `sslbench parse` does (a whole console session: prompts, other commands, facts).
 The same cell found in several logs counts as repeated samples (repeat 0, 1, …), so importing N saved runs of
-one firmware gives `sslbench diff` something to test for significance.
+one firmware gives `sslbench diff` something to test for significance. The same log twice is one measurement,
+not two: a log whose content (line ends and blanks aside) is already stored, or given earlier on the command
+line, is skipped with a note naming the copy it repeats.
+
+--date says when the logs were measured (the run's time, which trend, diff --by firmware and history order by):
+backfilled history lands where it belongs. Without it the run is placed at the time of the import, and trend
+and diff say so (a file's modification time is not used: copying or downloading a log resets it; `built on:`
+is when OpenSSL was compiled).
 """
 from __future__ import annotations
 
@@ -11,7 +18,7 @@ import shutil
 from pathlib import Path
 from typing import TypeVar
 
-from orchestrator import gcpause, reference, store
+from orchestrator import gcpause, provenance, reference, store
 from orchestrator.cells import Key, key_of
 from orchestrator.errors import UserError
 from orchestrator.logfiles import read_text
@@ -25,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("logs", nargs="*", metavar="LOG", type=Path, help="saved console session / openssl speed log")
     parser.add_argument("--host", help="the host the logs were measured on (required; with --reference: its id)")
     parser.add_argument("--firmware", metavar="LABEL", help="firmware label (default: derived from the logs' facts)")
+    parser.add_argument("--date", metavar="ISO-8601",
+                        help="when the logs were measured: 2025-03-01 or 2025-03-01T14:30:00Z (no zone: UTC); "
+                        "orders trend, diff --by firmware and history (default: the time of the import)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     known = parser.add_argument_group(
@@ -108,17 +118,24 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--figure and --entry add a published reference: give --reference too")
     if not args.logs or not args.host:
         raise UserError("import needs LOG... and --host NAME (the host the logs were measured on)")
+    skipped: list[str] = []
     with gcpause.paused():  # thousands of logs are millions of small objects that make no cycles
-        run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results)
+        run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results,
+                              date=args.date, skipped=skipped)
+    for note in skipped:
+        print(f"note: {note}")
     run = store.load_run(run_dir)
     count = sum(len(h.measurements) for h in run.hosts)
-    print(f"imported {count} measurements of {args.host} from {len(args.logs)} log(s) as run {run.run_id}")
+    logs = len(args.logs) - len(skipped)
+    print(f"imported {count} measurements of {args.host} from {logs} log(s) as run {run.run_id}"
+          + ("" if args.date else " (no --date: placed at the time of the import)"))
     print(run_dir)
     return 0
 
 
-def parse_logs(paths: list[Path]) -> list[ParsedLog]:
-    parsed = parse_many([read_text(path) for path in paths])  # all logs at once, on every core
+def parse_logs(paths: list[Path], texts: list[str] | None = None) -> list[ParsedLog]:
+    texts = [read_text(path) for path in paths] if texts is None else texts
+    parsed = parse_many(texts)  # all logs at once, on every core
     for path, log in zip(paths, parsed):
         if not log.measurements:
             raise UserError(f"{path}: no openssl speed results found in it; is it the output of `openssl speed`?")
@@ -161,22 +178,59 @@ def _first_facts(cls: type[_Facts], facts: list[_Facts]) -> _Facts:
 
 
 def import_logs(paths: list[Path], host: str, firmware: str | None = None,
-                results_dir: Path | str = store.DEFAULT_RESULTS) -> Path:
-    """Parse every log first (nothing is written when one is bad), then store the run; returns its directory."""
+                results_dir: Path | str = store.DEFAULT_RESULTS, date: str | None = None,
+                skipped: list[str] | None = None) -> Path:
+    """Parse every log first (nothing is written when one is bad), then store the run; returns its directory.
+    Logs already stored, or repeated on the command line, are left out with a sentence each in `skipped`."""
     if not host.strip():
         raise UserError("--host must name the host the logs come from")
-    logs = parse_logs(paths)
+    created = provenance.parse_date(date) if date is not None else store.utc_now()
+    texts = [read_text(path) for path in paths]
+    paths, texts, notes = _new_logs(paths, texts, results_dir)
+    if skipped is not None:
+        skipped.extend(notes)
+    if not paths:
+        raise UserError("nothing to import, every log is already stored (the same log is one measurement, "
+                        "not a repeat):\n  " + "\n  ".join(notes))
+    logs = parse_logs(paths, texts)
     result = merge(host, logs, firmware)
     timings = {log.timing for log in logs if log.timing}
     run_dir = store.new_run_dir(results_dir)
     target = store.host_dir(run_dir, host)
     for index, path in enumerate(paths):
-        copy = target / f"import-{index:02d}-{store.safe_name(path.name)}"
+        copy = target / f"{provenance.IMPORT_PREFIX}{index:02d}-{store.safe_name(path.name)}"
         shutil.copyfile(path, copy)
         result.logs.append(str(copy.relative_to(run_dir)))
     command = ["sslbench", "import", *map(str, paths), "--host", host] + (["--firmware", firmware] if firmware else [])
-    run = Run(run_id=run_dir.name, created=store.utc_now(), command=command, hosts=[result], source="import",
+    command += ["--date", date] if date is not None else []
+    run = Run(run_id=run_dir.name, created=created, command=command, hosts=[result], source="import",
               matrix={"imported_logs": [p.name for p in paths],
-                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None})
+                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None,
+                      "date": provenance.DATE_GIVEN if date is not None else provenance.DATE_IMPORT,
+                      "imported": store.utc_now()})
     store.save_run(run_dir, run)
     return run_dir
+
+
+def _new_logs(paths: list[Path], texts: list[str],
+              results_dir: Path | str) -> tuple[list[Path], list[str], list[str]]:
+    """The logs not already in the store nor earlier on the command line; a note for each one left out."""
+    stored = provenance.stored_logs(results_dir)
+    given: dict[str, Path] = {}
+    kept_paths: list[Path] = []
+    kept_texts: list[str] = []
+    notes: list[str] = []
+    for path, text in zip(paths, texts):
+        digest = provenance.fingerprint(text)
+        if digest in given:
+            notes.append(f"{path}: skipped, a duplicate of {given[digest]} (same content)")
+            continue
+        copy = stored.get(digest)
+        if copy is not None:
+            notes.append(f"{path}: skipped, a duplicate of {copy.name} already stored in run {copy.run_id} "
+                         f"(host directory {copy.host_dir})")
+            continue
+        given[digest] = path
+        kept_paths.append(path)
+        kept_texts.append(text)
+    return kept_paths, kept_texts, notes
