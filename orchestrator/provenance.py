@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
 from orchestrator.errors import UserError
+from orchestrator.logfiles import read_text
 from orchestrator.model import HostResult, Run
 
 IMPORT_PREFIX = "import-"  # stored copies of imported logs: <run>/<host>/import-NN-<name>
@@ -44,8 +45,6 @@ class StoredLog(NamedTuple):
 def stored_logs(results_dir: Path | str) -> dict[str, StoredLog]:
     """Fingerprint -> the stored copy of every log imported into the store (older stores too: the copies are
     hashed, not a field a newer version wrote)."""
-    from orchestrator.logfiles import read_text  # the one reader of logs
-
     found: dict[str, StoredLog] = {}
     root = Path(results_dir)
     if not root.is_dir():
@@ -57,6 +56,41 @@ def stored_logs(results_dir: Path | str) -> dict[str, StoredLog]:
             continue  # an unreadable copy matches nothing
         found.setdefault(fingerprint(text), StoredLog(path.parent.parent.name, path.parent.name, path.name))
     return found
+
+
+def new_logs(paths: list[Path], texts: list[str],
+             results_dir: Path | str) -> tuple[list[Path], list[str], list[str]]:
+    """The logs (paths, texts) neither already in the store nor earlier on the command line; a note for each
+    one left out, naming the copy it repeats."""
+    stored = stored_logs(results_dir)
+    given: dict[str, Path] = {}
+    kept_paths: list[Path] = []
+    kept_texts: list[str] = []
+    notes: list[str] = []
+    for path, text in zip(paths, texts):
+        digest = fingerprint(text)
+        if digest in given:
+            notes.append(f"{path}: skipped, a duplicate of {given[digest]} (same content)")
+            continue
+        copy = stored.get(digest)
+        if copy is not None:
+            notes.append(f"{path}: skipped, a duplicate of {copy.name} already stored in run {copy.run_id} "
+                         f"(host directory {copy.host_dir})")
+            continue
+        given[digest] = path
+        kept_paths.append(path)
+        kept_texts.append(text)
+    if not kept_paths:
+        raise UserError("nothing to import, every log is already stored (the same log is one measurement, "
+                        "not a repeat):\n  " + "\n  ".join(notes))
+    return kept_paths, kept_texts, notes
+
+
+def dating(date: str | None) -> tuple[str, dict[str, str]]:
+    """The run's time (`--date`, else now) and what run.matrix records of it."""
+    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    created = parse_date(date) if date is not None else now
+    return created, {"date": DATE_GIVEN if date is not None else DATE_IMPORT, "imported": now}
 
 
 def parse_date(text: str, now: _dt.datetime | None = None) -> str:

@@ -2,14 +2,9 @@
 
 Each log is parsed like `sslbench parse` does (a whole console session: prompts, other commands, facts).
 The same cell found in several logs counts as repeated samples (repeat 0, 1, …), so importing N saved runs of
-one firmware gives `sslbench diff` something to test for significance. The same log twice is one measurement,
-not two: a log whose content (line ends and blanks aside) is already stored, or given earlier on the command
-line, is skipped with a note naming the copy it repeats.
-
---date says when the logs were measured (the run's time, which trend, diff --by firmware and history order by):
-backfilled history lands where it belongs. Without it the run is placed at the time of the import, and trend
-and diff say so (a file's modification time is not used: copying or downloading a log resets it; `built on:`
-is when OpenSSL was compiled).
+one firmware gives `sslbench diff` something to test for significance. The same log twice is one measurement:
+one already stored, or given earlier, is skipped with a note. --date: when the logs were measured (what trend, diff
+and history order by); without it, the time of the import (orchestrator/provenance.py says why).
 """
 from __future__ import annotations
 
@@ -133,8 +128,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_logs(paths: list[Path], texts: list[str] | None = None) -> list[ParsedLog]:
-    texts = [read_text(path) for path in paths] if texts is None else texts
+def parse_logs(paths: list[Path], texts: list[str]) -> list[ParsedLog]:
     parsed = parse_many(texts)  # all logs at once, on every core
     for path, log in zip(paths, parsed):
         if not log.measurements:
@@ -184,14 +178,10 @@ def import_logs(paths: list[Path], host: str, firmware: str | None = None,
     Logs already stored, or repeated on the command line, are left out with a sentence each in `skipped`."""
     if not host.strip():
         raise UserError("--host must name the host the logs come from")
-    created = provenance.parse_date(date) if date is not None else store.utc_now()
-    texts = [read_text(path) for path in paths]
-    paths, texts, notes = _new_logs(paths, texts, results_dir)
-    if skipped is not None:
-        skipped.extend(notes)
-    if not paths:
-        raise UserError("nothing to import, every log is already stored (the same log is one measurement, "
-                        "not a repeat):\n  " + "\n  ".join(notes))
+    created, dating = provenance.dating(date)
+    paths, texts, notes = provenance.new_logs(paths, [read_text(path) for path in paths], results_dir)
+    skipped = skipped if skipped is not None else []
+    skipped.extend(notes)
     logs = parse_logs(paths, texts)
     result = merge(host, logs, firmware)
     timings = {log.timing for log in logs if log.timing}
@@ -205,32 +195,6 @@ def import_logs(paths: list[Path], host: str, firmware: str | None = None,
     command += ["--date", date] if date is not None else []
     run = Run(run_id=run_dir.name, created=created, command=command, hosts=[result], source="import",
               matrix={"imported_logs": [p.name for p in paths],
-                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None,
-                      "date": provenance.DATE_GIVEN if date is not None else provenance.DATE_IMPORT,
-                      "imported": store.utc_now()})
+                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None, **dating})
     store.save_run(run_dir, run)
     return run_dir
-
-
-def _new_logs(paths: list[Path], texts: list[str],
-              results_dir: Path | str) -> tuple[list[Path], list[str], list[str]]:
-    """The logs not already in the store nor earlier on the command line; a note for each one left out."""
-    stored = provenance.stored_logs(results_dir)
-    given: dict[str, Path] = {}
-    kept_paths: list[Path] = []
-    kept_texts: list[str] = []
-    notes: list[str] = []
-    for path, text in zip(paths, texts):
-        digest = provenance.fingerprint(text)
-        if digest in given:
-            notes.append(f"{path}: skipped, a duplicate of {given[digest]} (same content)")
-            continue
-        copy = stored.get(digest)
-        if copy is not None:
-            notes.append(f"{path}: skipped, a duplicate of {copy.name} already stored in run {copy.run_id} "
-                         f"(host directory {copy.host_dir})")
-            continue
-        given[digest] = path
-        kept_paths.append(path)
-        kept_texts.append(text)
-    return kept_paths, kept_texts, notes
