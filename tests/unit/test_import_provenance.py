@@ -123,3 +123,13 @@ def test_interleaved_firmware_is_said_to_interleave(tmp_path, capsys):
     assert "A = 1.0" in out and "B = 2.0" in out and "C = 1.0" in out
     code, out = sslbench(capsys, "diff", "--host", "x", "--by", "firmware", "--results", results)
     assert "before and after" in out
+
+
+def test_report_all_takes_the_latest_measured_not_the_latest_imported(tmp_path, capsys):
+    results = tmp_path / "r"
+    assert sslbench(capsys, "import", str(A[0]), "--host", "bf", "--firmware", "2.0", "--date", "2026-06-01",
+                    "--results", str(results))[0] == 0
+    assert sslbench(capsys, "import", str(B[0]), "--host", "bf", "--firmware", "1.0", "--date", "2025-01-15",
+                    "--results", str(results))[0] == 0
+    (run,) = store.latest_of_each_host(store.load_all(results))
+    assert [h.firmware for h in run.hosts] == ["2.0"]
