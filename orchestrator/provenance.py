@@ -151,4 +151,4 @@ def duplicates_note(dropped: int) -> str:
 
 def import_time_note(count: int, total: int) -> str:
     return (f"{count} of {total} runs were imported without --date: they are ordered by import time, not by when "
-            "they were measured (import again with `sslbench import --date YYYY-MM-DD` to place them)")
+            "they were measured (to place one: remove its run directory, then `sslbench import … --date YYYY-MM-DD`)")
