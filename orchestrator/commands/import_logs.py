@@ -4,7 +4,7 @@ Each log is parsed like `sslbench parse` does (a whole console session: prompts,
 The same cell found in several logs counts as repeated samples (repeat 0, 1, …), so importing N saved runs of
 one firmware gives `sslbench diff` something to test for significance. The same log twice is one measurement:
 one already stored, or given earlier, is skipped with a note. --date: when the logs were measured (what trend, diff
-and history order by); without it, the time of the import (orchestrator/provenance.py says why).
+and history order by); without it, the time of the import (docs/trust.md says why).
 """
 from __future__ import annotations
 
