@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from orchestrator import identity, insights, methods, stats, store, tables
+from orchestrator import identity, insights, methods, provenance, stats, store, tables
 from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
@@ -84,7 +84,8 @@ Side = dict[str, dict[Key, Cell]]  # host -> cells
 
 def side_of_run(run: Run, host: str | None = None) -> Side:
     nominal, timer = requested_seconds(run), run_timer(run)
-    return {h.host: host_cells(h, nominal, timer=timer) for h in run.hosts if host is None or h.host == host}
+    results, _ = provenance.distinct((run, h) for h in run.hosts if host is None or h.host == host)
+    return {h.host: host_cells(h, nominal, timer=timer) for _, h in results}
 
 
 def diff_sides(old: Side, new: Side) -> list[DiffRow]:
@@ -161,6 +162,7 @@ class FirmwareSeen:
     last: str
     run_ids: list[str]
     results: list[tuple[Run, HostResult]] = field(default_factory=list, repr=False)
+    duplicates: int = 0  # imported measurements dropped from `results` as copies of one already counted
 
 
 def firmware_history(runs: Iterable[Run], host: str) -> list[FirmwareSeen]:
@@ -222,7 +224,36 @@ def diff_by_firmware(
         old = older[-1]
     if old is new:
         raise UserError(f"--from and --to name the same firmware ('{old.label}')")
+    # the same log imported twice is one measurement, on whichever side it came first (provenance.py)
+    ordered = sorted([*old.results, *new.results], key=lambda pair: (pair[0].created, store.run_order(pair[0].run_id)))
+    kept, _ = provenance.distinct(ordered)
+    for entry in (old, new):
+        mine = {run.run_id for run, _ in entry.results}  # one result of the host per run
+        before = sum(len(result.measurements) for _, result in entry.results)
+        entry.results = [(run, result) for run, result in kept if run.run_id in mine]
+        entry.duplicates = before - sum(len(result.measurements) for _, result in entry.results)
     return old, new, diff_sides(_pool(old, host), _pool(new, host))
+
+
+def order_notes(old: FirmwareSeen, new: FirmwareSeen) -> list[str]:
+    """What the reader of `old = …, new = …` must know of the order: import time, interleaving."""
+    notes = []
+    runs = {run.run_id: run for run, _ in (*old.results, *new.results)}
+    undated = sum(1 for run in runs.values() if provenance.undated(run))
+    if undated and len(runs) > 1:
+        notes.append(provenance.import_time_note(undated, len(runs)))
+    for a, b in ((old, new), (new, old)):
+        if a.first < b.first and a.last > b.last:
+            notes.append(f"{a.label} was measured both before and after {b.label}: its side pools the runs of "
+                         f"both times (`sslbench trend` shows them in order)")
+            break
+    else:
+        if old.first <= new.last and new.first <= old.last and (old.first, old.last) != (new.first, new.last):
+            notes.append(f"the runs of {old.label} and {new.label} interleave in time: each side pools all of its "
+                         "runs (`sslbench trend` shows them in order)")
+    if old.duplicates or new.duplicates:
+        notes.append(provenance.duplicates_note(old.duplicates + new.duplicates))
+    return notes
 
 
 def version_lines(old: Run, new: Run, host: str | None = None) -> list[str]:

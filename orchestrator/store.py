@@ -192,6 +192,8 @@ def latest_of_each_host(runs: Sequence[Run], patterns: Sequence[str] = ()) -> li
     """"Compare my boards": each host's latest result with figures, and its latest result too when that came after
     (a failure since). `runs` oldest first, as load_all gives them; each run kept holds only the hosts taken from it.
     patterns: only the hosts matching one of them (hosts_of)."""
+    # by when measured: an import backfilled with --date is not the host's latest because it was stored last
+    runs = sorted(runs, key=lambda r: (r.created, run_order(r.run_id)))
     latest: dict[str, int] = {}  # host -> index of its latest run
     measured: dict[str, int] = {}  # host -> index of its latest run with figures
     for index, run in enumerate(runs):

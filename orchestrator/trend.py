@@ -43,7 +43,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from orchestrator import identity, methods, stats, store, tables, textsafe
+from orchestrator import identity, methods, provenance, stats, store, tables, textsafe
 from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
@@ -67,6 +67,7 @@ class RunPoint:
     values: dict[Key, float]
     host_flags: list[str]
     drift: bool = False  # outside its firmware's history (set by the drift pass)
+    undated: bool = False  # an import without --date: placed at the time of the import (provenance.undated)
 
 
 @dataclass
@@ -145,6 +146,20 @@ class Trend:
     segments: list[Segment]
     cells: list[CellTrend]
     drifts: list[Drift]
+    duplicates: int = 0  # imported measurements counted once (provenance.distinct)
+
+    @property
+    def undated(self) -> int:
+        return sum(1 for s in self.segments for p in s.runs if p.undated)
+
+    def order_notes(self) -> list[str]:
+        """What the reader must know of the order and the samples: import time, duplicates left out."""
+        notes = []
+        if self.undated and self.runs > 1:
+            notes.append(provenance.import_time_note(self.undated, self.runs))
+        if self.duplicates:
+            notes.append(provenance.duplicates_note(self.duplicates))
+        return notes
 
     @property
     def runs(self) -> int:
@@ -153,20 +168,22 @@ class Trend:
 
 # ---- building ----------------------------------------------------------------------------------------------
 
-def host_points(runs: Iterable[Run], host: str) -> list[RunPoint]:
-    """The host's runs with measurements, oldest first (by `created`, then the time in the run id)."""
-    points = []
-    for run in sorted(runs, key=lambda r: (r.created, store.run_order(r.run_id))):
-        for result in run.hosts:
-            if result.host == host and result.measurements:
-                points.append(_point(run, result))
-    return points
+def host_points(runs: Iterable[Run], host: str, dropped: list[int] | None = None) -> list[RunPoint]:
+    """The host's runs with measurements, oldest first (by `created`, then the time in the run id); an imported
+    measurement stored more than once counted at its first (provenance.distinct: how many in `dropped`)."""
+    pairs = [(run, result) for run in sorted(runs, key=lambda r: (r.created, store.run_order(r.run_id)))
+             for result in run.hosts if result.host == host and result.measurements]
+    kept, count = provenance.distinct(pairs)
+    if dropped is not None:
+        dropped.append(count)
+    return [_point(run, result) for run, result in kept]
 
 
 def _point(run: Run, result: HostResult) -> RunPoint:
     cells = host_cells(result, requested_seconds(run), timer=run_timer(run))
     values = {key: stats.median(cell.samples) for key, cell in cells.items() if cell.samples}
-    return RunPoint(run.run_id, run.created, identity.firmware_label(result), cells, values, list(result.flags))
+    return RunPoint(run.run_id, run.created, identity.firmware_label(result), cells, values, list(result.flags),
+                    undated=provenance.undated(run))
 
 
 def segments_of(points: Sequence[RunPoint]) -> list[Segment]:
@@ -204,7 +221,8 @@ def short_labels(labels: Sequence[str]) -> dict[str, str]:
 
 def trend(runs: Iterable[Run], host: str, keep: Callable[[Key], bool] | None = None) -> Trend:
     """The host's trend; `keep` selects the cells (the command's --algorithm/--api/--threads/--size)."""
-    points = host_points(runs, host)
+    dropped: list[int] = []
+    points = host_points(runs, host, dropped)
     if not points:
         raise UserError(f"no stored measurements of host '{host}'; check the name with `sslbench history {host}`")
     if keep is not None:
@@ -227,7 +245,7 @@ def trend(runs: Iterable[Run], host: str, keep: Callable[[Key], bool] | None = N
                 drifts.extend(_drifts(segments[i], prior))
         drifts.sort(key=lambda d: ([s.letter for s in segments].index(d.segment), d.first))
         cells = _pool_all(segments)
-    return Trend(host, segments, cells, drifts)
+    return Trend(host, segments, cells, drifts, duplicates=sum(dropped))
 
 
 def _pool_all(segments: Sequence[Segment]) -> list[CellTrend]:
@@ -471,6 +489,9 @@ def to_json(result: Trend) -> dict[str, Any]:
     return {
         "host": result.host,
         "runs": result.runs,
+        "undated_runs": result.undated,
+        "duplicate_measurements": result.duplicates,
+        "notes": result.order_notes(),
         "thresholds": {"alpha": stats.ALPHA, "step_min_pct": STEP_MIN_PCT, "z": Z_THRESHOLD,
                        "min_history": MIN_HISTORY},
         "firmware": [{"segment": s.letter, "label": s.label, "short": s.short, "runs": len(s.runs),
@@ -537,6 +558,9 @@ def render(result: Trend, fmt: str = "table") -> str:
     text = textsafe.markdown if fmt == "markdown" else textsafe.cell  # the host's name, OS and firmware: data
     parts = [f"{text(result.host)}: {count(result.runs, 'run')} under {count(len(result.segments), 'firmware version')}",
              "\n".join(bullet + text(line) for line in legend(result)), body]
+    notes = result.order_notes()
+    if notes:
+        parts.insert(2, "\n".join(f"note: {text(note)}" for note in notes))
     named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0.0))  # type: ignore[union-attr]
     if named:
         parts.append("largest step per cell (Mann-Whitney U p < 0.05 and at least "

@@ -65,7 +65,10 @@ def _diff(args: argparse.Namespace) -> int:
         if args.format in ("table", "markdown"):
             said = _said(args.format)
             print(said(f"{args.host}: old = {old.label} ({_runs_said(old.run_ids)})"))
-            print(said(f"{args.host}: new = {new.label} ({_runs_said(new.run_ids)})") + "\n")
+            print(said(f"{args.host}: new = {new.label} ({_runs_said(new.run_ids)})"))
+            for note in diff.order_notes(old, new):
+                print(f"note: {said(note)}")
+            print()
     else:
         if args.from_label or args.to_label:
             raise UserError("--from/--to name firmware versions: use them with --by firmware --host H")

@@ -2,20 +2,21 @@
 
 Each log is parsed like `sslbench parse` does (a whole console session: prompts, other commands, facts).
 The same cell found in several logs counts as repeated samples (repeat 0, 1, …), so importing N saved runs of
-one firmware gives `sslbench diff` something to test for significance.
+one firmware gives `sslbench diff` something to test for significance. The same log twice is one measurement:
+one already stored, or given earlier, is skipped with a note. --date: when the logs were measured (what trend, diff
+and history order by); without it, the time of the import (docs/trust.md says why).
 """
 from __future__ import annotations
 
 import argparse
 import shutil
 from pathlib import Path
-from typing import TypeVar
 
-from orchestrator import gcpause, reference, store
-from orchestrator.cells import Key, key_of
+from orchestrator import gcpause, provenance, reference, store
 from orchestrator.errors import UserError
 from orchestrator.logfiles import read_text
-from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
+from orchestrator.model import ParsedLog, Run
+from orchestrator.provenance import merge
 from orchestrator.parse.batch import parse_many
 from orchestrator.units import count as count_of
 
@@ -26,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("logs", nargs="*", metavar="LOG", type=Path, help="saved console session / openssl speed log")
     parser.add_argument("--host", help="the host the logs were measured on (required; with --reference: its id)")
     parser.add_argument("--firmware", metavar="LABEL", help="firmware label (default: derived from the logs' facts)")
+    parser.add_argument("--date", metavar="ISO-8601",
+                        help="when the logs were measured: 2025-03-01 or 2025-03-01T14:30:00Z (no zone: UTC); "
+                        "orders trend, diff --by firmware and history (default: the time of the import)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     known = parser.add_argument_group(
@@ -121,76 +125,53 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--figure and --entry add a published reference: give --reference too")
     if not args.logs or not args.host:
         raise UserError("import needs LOG... and --host NAME (the host the logs were measured on)")
+    skipped: list[str] = []
     with gcpause.paused():  # thousands of logs are millions of small objects that make no cycles
-        run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results)
+        run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results,
+                              date=args.date, skipped=skipped)
+    for note in skipped:
+        print(f"note: {note}")
     run = store.load_run(run_dir)
     count = sum(len(h.measurements) for h in run.hosts)
-    print(f"imported {count_of(count, 'measurement')} of {args.host} from {count_of(len(args.logs), 'log')} "
-          f"as run {run.run_id}")
+    logs = len(args.logs) - len(skipped)
+    print(f"imported {count_of(count, 'measurement')} of {args.host} from {count_of(logs, 'log')} as run {run.run_id}"
+          + ("" if args.date else " (no --date: placed at the time of the import)"))
     print(run_dir)
     return 0
 
 
-def parse_logs(paths: list[Path]) -> list[ParsedLog]:
-    parsed = parse_many([read_text(path) for path in paths])  # all logs at once, on every core
+def parse_logs(paths: list[Path], texts: list[str]) -> list[ParsedLog]:
+    parsed = parse_many(texts)  # all logs at once, on every core
     for path, log in zip(paths, parsed):
         if not log.measurements:
             raise UserError(f"{path}: no openssl speed results found in it; is it the output of `openssl speed`?")
     return parsed
 
 
-def merge(host: str, logs: list[ParsedLog], firmware: str | None) -> HostResult:
-    """One HostResult from several logs: facts from the first log that has each one, repeats numbered per cell."""
-    seen: dict[Key, int] = {}
-    measurements: list[Measurement] = []
-    for log in logs:
-        for m in log.measurements:
-            key = key_of(m)  # sbc-bench's per-cluster rows are cells of their own
-            m.repeat = seen.get(key, 0)
-            seen[key] = m.repeat + 1
-            measurements.append(m)
-    return HostResult(
-        host=host,
-        firmware=firmware.strip() if firmware and firmware.strip() else None,
-        cpu=_first_facts(CpuFacts, [log.cpu for log in logs]),
-        os=_first_facts(OsFacts, [log.os for log in logs]),
-        openssl=_first_facts(OpenSSLBuild, [log.openssl for log in logs]),
-        measurements=measurements,
-    )
-
-
-_Facts = TypeVar("_Facts", CpuFacts, OsFacts, OpenSSLBuild)
-
-
-def _first_facts(cls: type[_Facts], facts: list[_Facts]) -> _Facts:
-    """Field by field, the first log that knows it (one log may have cpuinfo, another `openssl version -a`)."""
-    merged = cls()
-    for name in merged.__dataclass_fields__:
-        for item in facts:
-            value = getattr(item, name)
-            if value not in (None, [], ""):
-                setattr(merged, name, value)
-                break
-    return merged
-
-
 def import_logs(paths: list[Path], host: str, firmware: str | None = None,
-                results_dir: Path | str = store.DEFAULT_RESULTS) -> Path:
-    """Parse every log first (nothing is written when one is bad), then store the run; returns its directory."""
+                results_dir: Path | str = store.DEFAULT_RESULTS, date: str | None = None,
+                skipped: list[str] | None = None) -> Path:
+    """Parse every log first (nothing is written when one is bad), then store the run; returns its directory.
+    Logs already stored, or repeated on the command line, are left out with a sentence each in `skipped`."""
     if not host.strip():
         raise UserError("--host must name the host the logs come from")
-    logs = parse_logs(paths)
+    created, dating = provenance.dating(date)
+    paths, texts, notes = provenance.new_logs(paths, [read_text(path) for path in paths], results_dir, host)
+    skipped = skipped if skipped is not None else []
+    skipped.extend(notes)
+    logs = parse_logs(paths, texts)
     result = merge(host, logs, firmware)
     timings = {log.timing for log in logs if log.timing}
     run_dir = store.new_run_dir(results_dir)
     target = store.host_dir(run_dir, host)
     for index, path in enumerate(paths):
-        copy = target / f"import-{index:02d}-{store.safe_name(path.name)}"
+        copy = target / f"{provenance.IMPORT_PREFIX}{index:02d}-{store.safe_name(path.name)}"
         shutil.copyfile(path, copy)
         result.logs.append(str(copy.relative_to(run_dir)))
     command = ["sslbench", "import", *map(str, paths), "--host", host] + (["--firmware", firmware] if firmware else [])
-    run = Run(run_id=run_dir.name, created=store.utc_now(), command=command, hosts=[result], source="import",
+    command += ["--date", date] if date is not None else []
+    run = Run(run_id=run_dir.name, created=created, command=command, hosts=[result], source="import",
               matrix={"imported_logs": [p.name for p in paths],
-                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None})
+                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None, **dating})
     store.save_run(run_dir, run)
     return run_dir

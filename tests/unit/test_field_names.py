@@ -15,6 +15,17 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "speed"
 GCM_X86 = DATA / "openssl-3.0.19-x86_64-evp-aes-128-gcm.txt"
 GCM_ARM = DATA / "openssl-1.1.1w-armv7l-qemu-evp-aes-128-gcm.txt"
 ONE_CELL = DATA / "openssl-1.1.1w-x86_64-bytes1400-aes-128-gcm.txt"  # `-bytes 1400`: one figure
+GCM_X86_111 = DATA / "openssl-1.1.1w-x86_64-evp-aes-128-gcm.txt"  # 6 figures, another log than GCM_X86's
+
+
+@pytest.fixture
+def ONE_CELL_AGAIN(tmp_path: Path) -> Path:
+    """The same one-figure cell measured again: a second run prints other counts (the same log twice is one
+    measurement, and import refuses it)."""
+    again = tmp_path / "again.txt"
+    again.write_text(ONE_CELL.read_text().replace("1585480 aes-128-gcm's in 0.59s", "1585123 aes-128-gcm's in 0.59s")
+                     .replace("3762155.93k", "3761308.81k"))
+    return again
 EVIL = "evil\x1b]0;pwned\x07"
 RED = "h\x1b[31m"
 ACTING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
@@ -59,11 +70,12 @@ def test_import_message_counts_and_shows_escapes(tmp_path, capsys):
     out = imported(capsys, tmp_path / "r", EVIL, ONE_CELL)
     assert not ACTING.search(out.replace("\n", "")), repr(out)
     assert re.search(r"imported 1 measurement of evil\\x1b\]0;pwned\\x07 from 1 log as run ", out), out
-    code, out, err = run(capsys, "import", str(GCM_X86), str(GCM_X86), "--host", "two", "--results", str(tmp_path / "r"))
+    code, out, err = run(capsys, "import", str(GCM_X86), str(GCM_X86_111), "--host", "two", "--results",
+                         str(tmp_path / "r"))
     assert "imported 12 measurements of two from 2 logs as run " in out, out
 
 
-def test_trend_and_diff_say_one_run_and_one_cell(store, capsys):
+def test_trend_and_diff_say_one_run_and_one_cell(store, capsys, ONE_CELL_AGAIN):
     code, out, err = run(capsys, "trend", RED, "--results", str(store))
     assert code == 0, err
     assert "2 runs under 2 firmware versions" in out and "(1 run, " in out and "1 runs" not in out
@@ -71,7 +83,7 @@ def test_trend_and_diff_say_one_run_and_one_cell(store, capsys):
     imported(capsys, store, "solo", ONE_CELL, "fw1")
     code, out, err = run(capsys, "trend", "solo", "--results", str(store))
     assert "1 run under 1 firmware version\n" in out, out
-    imported(capsys, store, "solo", ONE_CELL, "fw2")
+    imported(capsys, store, "solo", ONE_CELL_AGAIN, "fw2")
     code, out, err = run(capsys, "diff", "--host", "solo", "--by", "firmware", "--results", str(store))
     assert "note: 1 of 1 cell has one sample on a side" in out, out
 
