@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from orchestrator import identity, insights, methods, stats, store, tables
-from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_timer, sort_key
+from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_aead, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
 from orchestrator.units import fmt_value
@@ -84,7 +84,8 @@ Side = dict[str, dict[Key, Cell]]  # host -> cells
 
 def side_of_run(run: Run, host: str | None = None) -> Side:
     nominal, timer = requested_seconds(run), run_timer(run)
-    return {h.host: host_cells(h, nominal, timer=timer) for h in run.hosts if host is None or h.host == host}
+    aead = run_aead(run)
+    return {h.host: host_cells(h, nominal, timer=timer, aead=aead) for h in run.hosts if host is None or h.host == host}
 
 
 def diff_sides(old: Side, new: Side) -> list[DiffRow]:
@@ -271,7 +272,7 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
 def _pool(entry: FirmwareSeen, host: str) -> Side:
     cells: dict[Key, Cell] = {}
     for run, result in entry.results:
-        host_cells(result, requested_seconds(run), into=cells, timer=run_timer(run))
+        host_cells(result, requested_seconds(run), into=cells, timer=run_timer(run), aead=run_aead(run))
     return {host: cells}
 
 
