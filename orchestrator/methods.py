@@ -73,6 +73,12 @@ class Change:
     uncertain: Mapping[str, str] = field(default_factory=dict)
     aead_flag: bool | None = None  # True: concerns only cells measured with -aead; False: only cells without
     maybe: str = ""  # why a cell may or may not carry it (said when that decides the comparison)
+    # False: a side that may carry it against one that does not is taken as equal, as an unknown version is (an
+    # unknown -aead use against a known plain cell); against a side that carries it, it still "may have changed"
+    # a Change id: only where the side without it carries (or may carry) that one, e.g. the -aead loop only
+    # against a cell that may have been run with -aead (at 3.0.16+ the -aead loop of ChaCha20-Poly1305 is the plain
+    # one, so against a known plain cell nothing changed)
+    maybe_vs_absent: bool | str = True
 
 
 # Releases of 11 Feb 2025 (NEWS.md "Major changes between OpenSSL 3.0.15 and OpenSSL 3.0.16 [11 Feb 2025]", and
@@ -117,7 +123,7 @@ CHANGES: tuple[Change, ...] = (
                    "aead-flag-loop)",
         sources=(_AEAD_LOOPS, "speed(1) of 1.1.1 and later: -aead"),
         only=_AEAD_FLAGGED.pattern, aead_flag=True,
-        maybe="the log does not say whether `openssl speed` ran with -aead",
+        maybe="the log does not say whether `openssl speed` ran with -aead", maybe_vs_absent=False,
     ),
     Change(
         "aead-flag-loop", (CIPHER,), ("evp", None), _AEAD_FIRST,
@@ -130,6 +136,7 @@ CHANGES: tuple[Change, ...] = (
         sources=(_PR_25823, _AEAD_LOOPS),
         only=r"^chacha20-poly1305$|^aes-\d+-cbc-hmac-sha(1|256)$", aead_flag=True,
         maybe="the log does not say whether `openssl speed` ran with -aead, which decides it",
+        maybe_vs_absent="with-aead",
     ),
     Change(
         "evp-iv-at-init", (CIPHER,), ("evp",), _AEAD_FIRST,
@@ -313,12 +320,21 @@ def compare(old: Mapping[str, str | None], new: Mapping[str, str | None]) -> Met
             if timer_a and timer_b and timer_a != timer_b:
                 return MethodChange("timer", f"one side timed by {_timer(timer_a)}, the other by {_timer(timer_b)}; "
                                              "not comparable", "measure both sides with -elapsed (sslbench run does)")
-            maybe_differ = (maybe_a ^ maybe_b) - unknown_a - unknown_b
+            maybe_differ = {c for c in (maybe_a ^ maybe_b) - unknown_a - unknown_b
+                            if _maybe_counts(_BY_ID[c], known_a | maybe_a, known_b | maybe_b)}
             for change in (c for c in CHANGES if c.id in maybe_differ):  # the table's order: -aead before its loop
                 change_id = change.id
                 newer, older = (version_b, version_a) if change_id in maybe_b | known_b else (version_a, version_b)
                 return MethodChange(change_id, maybe_sentence(change, newer, older), change.comparable, maybe=True)
     return None
+
+
+def _maybe_counts(change: Change, side_a: frozenset[str], side_b: frozenset[str]) -> bool:
+    """Whether one side that may carry `change` against the other makes them "may have changed"."""
+    absent = side_b if change.id in side_a else side_a  # the side without it (neither known nor maybe)
+    if change.id in absent or change.maybe_vs_absent is True:
+        return True
+    return bool(change.maybe_vs_absent) and str(change.maybe_vs_absent) in absent
 
 
 def maybe_sentence(change: Change, newer: str | None, older: str | None) -> str:

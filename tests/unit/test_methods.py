@@ -314,8 +314,13 @@ def test_unknown_aead_use_is_flagged_may_have_changed_across_the_boundary_never_
     assert "may have changed" in maybe.sentence and "-aead" in maybe.sentence
     assert _compare(chacha, "3.0.16", "3.0.17", None, None) is None  # the same side of the boundary: same method
     assert _compare(("aes-256-cbc", "evp", None), "3.0.15", "3.0.16", None, None) is None  # not AEAD-flagged
-    mixed = _compare(chacha, "3.0.16", "3.0.16", False, None)  # plain vs maybe -aead, one version
+    # an unknown -aead use against a known plain cell of one ruler is taken as plain (as an unknown version is);
+    # against a known -aead cell it may have changed
+    assert _compare(chacha, "3.0.16", "3.0.16", False, None) is None
+    mixed = _compare(chacha, "3.0.16", "3.0.16", True, None)
     assert mixed is not None and mixed.maybe and mixed.cause == "with-aead"
+    across = _compare(("aes-256-gcm", "evp", None), "3.0.15", "3.0.16", None, False)
+    assert across is not None and across.cause == "aead-per-message" and not across.maybe
     known = _compare(chacha, "3.0.16", "3.0.16", False, True)  # -aead is a ruler of its own
     assert known is not None and known.cause == "with-aead" and not known.maybe
 
