@@ -96,6 +96,35 @@ def run_timer(run: Run) -> str | None:
     return value if value in ("elapsed", "cpu") else None
 
 
+def run_aead(run: Run) -> bool | None:
+    """Whether the run's `openssl speed` was given -aead: False for sslbench's own runs (matrix.plan_host never
+    passes it), the matrix's "aead" where an import recorded it, else None (unknown; host_cells then reads the
+    block lengths)."""
+    value = run.matrix.get("aead") if isinstance(run.matrix, dict) else None
+    if isinstance(value, bool):
+        return value
+    return False if run.source == "run" else None
+
+
+# Block lengths only `openssl speed -aead` uses (1.1.1+: 2, 31, 136, 1024, 8192, 16384), and ones only the plain
+# list has (16, 64, 256): what tells an imported log's -aead cells from plain -evp ones.
+_AEAD_ONLY_SIZES = frozenset((2, 31, 136))
+_PLAIN_ONLY_SIZES = frozenset((16, 64, 256))
+
+
+def _aead_use(result: HostResult, aead: bool | None) -> dict[str, bool | None]:
+    """Per AEAD-flagged algorithm of the result, whether its cells were measured with -aead (None: unknown)."""
+    sizes: dict[str, set[int]] = {}
+    for m in result.measurements:
+        if m.block_size is not None and methods.aead_flagged(m.algorithm):
+            sizes.setdefault(m.algorithm, set()).add(m.block_size)
+    out: dict[str, bool | None] = {}
+    for algorithm, seen in sizes.items():
+        with_aead, plain = bool(seen & _AEAD_ONLY_SIZES), bool(seen & _PLAIN_ONLY_SIZES)
+        out[algorithm] = aead if aead is not None or with_aead == plain else with_aead
+    return out
+
+
 def speed_version(result: HostResult) -> str | None:
     """The version of the `openssl speed` that measured the host's figures: the program's where recorded, else
     libcrypto's (what an imported speed log prints), else the one its measurements carry."""
@@ -105,11 +134,13 @@ def speed_version(result: HostResult) -> str | None:
 
 
 def host_cells(result: HostResult, nominal: float | None = None,
-               into: dict[Key, Cell] | None = None, timer: str | None = None) -> dict[Key, Cell]:
+               into: dict[Key, Cell] | None = None, timer: str | None = None,
+               aead: bool | None = False) -> dict[Key, Cell]:
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware).
 
     `nominal`: requested_seconds of the run; a progress line well under it flags the cell busy. `timer`:
-    run_timer of the run, part of each cell's method (Cell.methods).
+    run_timer of the run, part of each cell's method (Cell.methods). `aead`: run_aead of the run (None: unknown,
+    read from each algorithm's block lengths where they tell).
     """
     cells: dict[Key, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
@@ -138,8 +169,13 @@ def host_cells(result: HostResult, nominal: float | None = None,
             cell.flags.add("busy")
     version = speed_version(result)
     method_id = methods.method_id
+    aead_use = _aead_use(result, aead)
     for key in {fields(m) for m in result.measurements}:  # one method per cell of this result
-        cells[key].methods.setdefault(method_id(key[0], key[1], key[2], version, timer), version)  # type: ignore[index]
+        size = key[4]
+        used = (True if size in _AEAD_ONLY_SIZES else False if size in _PLAIN_ONLY_SIZES else
+                aead_use.get(key[0], aead)) if aead is None else aead
+        cells[key].methods.setdefault(  # type: ignore[index]
+            method_id(key[0], key[1], key[2], version, timer, used), version)
     return cells
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from orchestrator import identity, insights, methods, provenance, stats, store, tables
-from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_timer, sort_key
+from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_aead, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
 from orchestrator.units import count, fmt_value
@@ -85,7 +85,8 @@ Side = dict[str, dict[Key, Cell]]  # host -> cells
 def side_of_run(run: Run, host: str | None = None) -> Side:
     nominal, timer = requested_seconds(run), run_timer(run)
     results, _ = provenance.distinct((run, h) for h in run.hosts if host is None or h.host == host)
-    return {h.host: host_cells(h, nominal, timer=timer) for _, h in results}
+    aead = run_aead(run)
+    return {h.host: host_cells(h, nominal, timer=timer, aead=aead) for _, h in results}
 
 
 def diff_sides(old: Side, new: Side) -> list[DiffRow]:
@@ -302,7 +303,7 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
 def _pool(entry: FirmwareSeen, host: str) -> Side:
     cells: dict[Key, Cell] = {}
     for run, result in entry.results:
-        host_cells(result, requested_seconds(run), into=cells, timer=run_timer(run))
+        host_cells(result, requested_seconds(run), into=cells, timer=run_timer(run), aead=run_aead(run))
     return {host: cells}
 
 

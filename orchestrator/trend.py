@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from orchestrator import identity, methods, provenance, stats, store, tables, textsafe
-from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, run_timer, sort_key
+from orchestrator.cells import Cell, Key, host_cells, label, requested_seconds, run_aead, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
 from orchestrator.units import count, fmt_delta, fmt_p, fmt_rate
@@ -180,7 +180,7 @@ def host_points(runs: Iterable[Run], host: str, dropped: list[int] | None = None
 
 
 def _point(run: Run, result: HostResult) -> RunPoint:
-    cells = host_cells(result, requested_seconds(run), timer=run_timer(run))
+    cells = host_cells(result, requested_seconds(run), timer=run_timer(run), aead=run_aead(run))
     values = {key: stats.median(cell.samples) for key, cell in cells.items() if cell.samples}
     return RunPoint(run.run_id, run.created, identity.firmware_label(result), cells, values, list(result.flags),
                     undated=provenance.undated(run))

@@ -284,3 +284,113 @@ def test_run_json_round_trips_both_versions_and_old_files_load_without_them():
     loaded = Run.from_dict(old).hosts[0].openssl
     assert (loaded.version, loaded.program_version, loaded.library_version) == ("3.0.13", None, None)
     assert not loaded.versions_differ and loaded.versions_said() == "3.0.13"
+
+
+# ---- reviewed against apps/speed.c: -aead, ECDH, EdDSA, the 1.x speed block ---------------------------------
+
+def _compare(cell: tuple[str, str | None, str | None], a: str, b: str, aead_a: bool | None = False,
+             aead_b: bool | None = False) -> methods.MethodChange | None:
+    return methods.compare({methods.method_id(*cell, a, "elapsed", aead_a): a},
+                           {methods.method_id(*cell, b, "elapsed", aead_b): b})
+
+
+def test_chacha20_poly1305_changed_at_3_0_16_only_with_aead():
+    """Before #25823 -aead picked EVP_Update_loop_aead for every EVP_CIPH_FLAG_AEAD_CIPHER cipher, ChaCha20-Poly1305
+    too; after it only the AEAD modes get a per-message loop and -aead only swaps the block lengths."""
+    chacha = ("chacha20-poly1305", "evp", None)
+    assert _compare(chacha, "3.0.15", "3.0.16") is None  # without -aead: the same stream loop
+    changed = _compare(chacha, "3.0.15", "3.0.16", True, True)
+    assert changed is not None and changed.cause == "aead-flag-loop" and not changed.maybe
+    assert _compare(chacha, "3.3.1", "3.4.1", True, True) is not None
+    assert _compare(chacha, "3.0.16", "3.5.0", True, True) is None
+    gcm = _compare(("aes-256-gcm", "evp", None), "3.0.15", "3.0.16", True, True)  # -aead GCM: key set per message
+    assert gcm is not None and gcm.cause == "aead-per-message"
+
+
+def test_unknown_aead_use_is_flagged_may_have_changed_across_the_boundary_never_judged():
+    chacha = ("chacha20-poly1305", "evp", None)
+    maybe = _compare(chacha, "3.0.15", "3.0.16", None, None)
+    assert maybe is not None and maybe.maybe and maybe.cause == "aead-flag-loop"
+    assert "may have changed" in maybe.sentence and "-aead" in maybe.sentence
+    assert _compare(chacha, "3.0.16", "3.0.17", None, None) is None  # the same side of the boundary: same method
+    assert _compare(("aes-256-cbc", "evp", None), "3.0.15", "3.0.16", None, None) is None  # not AEAD-flagged
+    # an unknown -aead use against a known plain cell of one ruler is taken as plain (as an unknown version is);
+    # against a known -aead cell it may have changed
+    assert _compare(chacha, "3.0.16", "3.0.16", False, None) is None
+    mixed = _compare(chacha, "3.0.16", "3.0.16", True, None)
+    assert mixed is not None and mixed.maybe and mixed.cause == "with-aead"
+    across = _compare(("aes-256-gcm", "evp", None), "3.0.15", "3.0.16", None, False)
+    assert across is not None and across.cause == "aead-per-message" and not across.maybe
+    known = _compare(chacha, "3.0.16", "3.0.16", False, True)  # -aead is a ruler of its own
+    assert known is not None and known.cause == "with-aead" and not known.maybe
+
+
+def _imported(sizes: tuple[int, ...], version: str = "3.0.15") -> HostResult:
+    return HostResult("h", openssl=OpenSSLBuild(version=version), measurements=[
+        Measurement("chacha20-poly1305", size, 1e8, api="evp") for size in sizes])
+
+
+def test_aead_use_is_read_from_the_run_or_the_block_lengths():
+    """sslbench's own runs never pass -aead; an imported log says it by its block lengths (2, 31, 136 only with
+    -aead, 16, 64, 256 only without); a log of 1024-byte cells alone cannot tell."""
+    from orchestrator.cells import run_aead
+
+    assert run_aead(Run("r", "2026-05-01T00:00:00+00:00")) is False
+    assert run_aead(Run("r", "2026-05-01T00:00:00+00:00", source="import")) is None
+
+    def ids(result: HostResult, aead: bool | None) -> set[str]:
+        return {m for cell in host_cells(result, aead=aead).values() for m in cell.methods}
+    assert ids(_imported((2, 31, 136, 1024)), None) == {"cipher+with-aead"}
+    assert ids(_imported((16, 64, 256, 1024)), None) == {"cipher"}
+    assert ids(_imported((1024,)), None) == {"cipher+~with-aead"}
+    assert ids(_imported((1024,), "3.0.16"), None) == {"cipher+~with-aead+~aead-flag-loop"}
+    assert ids(_imported((1024,)), False) == {"cipher"}
+
+
+def test_ecdh_moved_to_evp_pkey_derive_in_1_1_1_and_never_in_libressl():
+    ecdh = ("ecdhp256", None, "op")
+    changed = _compare(ecdh, "1.1.0l", "1.1.1w")
+    assert changed is not None and changed.cause == "ecdh-via-evp-derive"
+    assert _compare(ecdh, "1.1.1w", "3.0.0") is None
+    libressl = _compare(ecdh, "LibreSSL 3.8.2", "1.1.1w")
+    assert libressl is not None and libressl.cause == "ecdh-via-evp-derive"
+    for cell in (("rsa2048", None, "sign"), ("ecdsap256", None, "sign"), ("dsa2048", None, "verify")):
+        assert _compare(cell, "1.1.0l", "1.1.1w") is None
+        pk = _compare(cell, "1.1.1w", "3.0.0")
+        assert pk is not None and pk.cause == "pk-via-evp-pkey"
+
+
+def test_eddsa_sign_changed_within_3_x_and_the_unconfirmed_release_is_never_judged():
+    """openssl/openssl#21491 (July 2023): EVP_DigestSignInit before every sign. 3.0.9/3.1.1 (May 2023) predate it;
+    whether 3.0.10/3.1.2 (1 Aug 2023) carry it is not confirmed: those cells may have changed either way."""
+    sign = ("ed25519", None, "sign")
+    known = _compare(sign, "3.0.9", "3.0.11")
+    assert known is not None and known.cause == "eddsa-sign-init" and not known.maybe
+    for a, b in (("3.0.9", "3.0.10"), ("3.0.10", "3.0.11"), ("3.1.1", "3.1.2"), ("3.1.2", "3.1.3")):
+        maybe = _compare(sign, a, b)
+        assert maybe is not None and maybe.maybe and maybe.cause == "eddsa-sign-init", (a, b)
+    assert _compare(("ed448", None, "sign"), "3.1.1", "3.2.0") is not None
+    assert _compare(sign, "1.1.1w", "3.0.9") is None  # EVP_DigestSign in a loop in both
+    assert _compare(("ed25519", None, "verify"), "3.0.9", "3.0.11") is None
+
+
+def test_a_1_x_speed_block_leaves_the_program_version_unknown():
+    """1.x `openssl speed` prints OpenSSL_version() (libcrypto's), built on, options, compiler: no platform line."""
+    speed_block = ("OpenSSL 1.1.1w  11 Sep 2023\nbuilt on: Mon Sep 11 00:00:00 2023 UTC\n"
+                   "options:bn(64,64) rc4(16x,int) des(int) aes(partial) blowfish(ptr)\ncompiler: gcc -O3\n")
+    build = parse_openssl_build(speed_block)
+    assert (build.program_version, build.library_version) == (None, "1.1.1w")
+    version_a = ("OpenSSL 1.1.1w  11 Sep 2023\nbuilt on: Mon Sep 11 00:00:00 2023 UTC\nplatform: linux-x86_64\n"
+                 "options:  bn(64,64)\ncompiler: gcc -O3\nOPENSSLDIR: \"/usr/lib/ssl\"\n")
+    assert parse_openssl_build(version_a).program_version == "1.1.1w"
+    assert parse_openssl_build("OpenSSL 1.1.1w  11 Sep 2023").program_version == "1.1.1w"
+
+
+def test_docs_say_what_the_review_of_apps_speed_c_found():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "methods.md").read_text()
+    assert "comes closest" not in text  # -aead changed at the same boundary: no way around it
+    assert "Fix EVP aead interface for bench-marking ccm, gcm, ocb, and siv, where decryption fails" in text
+    assert "EVP_Update_loop_ccm" in text and "66989767" in text and "#21491" in text
+    assert "ECDH_EVP_derive_key_loop" in text
+    sources = " ".join(s for c in methods.CHANGES for s in c.sources)
+    assert "66989767" in sources and "#21491" in sources and "607a46d0" in sources

@@ -110,8 +110,12 @@ def parse_openssl_build(text: str) -> OpenSSLBuild:
     build = OpenSSLBuild()
     for line in lines_of(text):
         read_build_line(line, build)
-    if build.program_version is None and build.version_line and not build.version_line.startswith("version:"):
-        # `openssl version` without "(Library: …)": 1.x (or LibreSSL) whose program and library agree
+    if (build.program_version is None and build.version_line and not build.version_line.startswith("version:")
+            and (build.platform is not None or not (build.options or build.compiler))):
+        # `openssl version` (one line) or `openssl version -a` (it prints "platform:") without "(Library: …)": 1.x
+        # (or LibreSSL) whose program and library agree. The block 1.x `openssl speed` prints (version, built on,
+        # options, compiler; no platform) names libcrypto only: the program's version stays unknown there, and
+        # methods/cells take libcrypto's as an assumption (methods.speed_version).
         build.program_version = build.version
     return build
 
