@@ -77,9 +77,9 @@ def _diff(args: argparse.Namespace) -> int:
             for line in diff.version_lines(old_run, new_run, args.host):  # what openssl speed times follows them
                 print(line)
             print()
-    cases = verdict.diff_cases(rows, pct if pct is not None else 0.0)
+    cases = verdict.diff_cases(rows, pct)
     if junit:
-        xml = verdict.junit_xml(cases, "sslbench diff")
+        xml = verdict.junit_xml(cases, "sslbench diff", pct)
         if not args.output:
             print(xml, end="")
             return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0

@@ -56,9 +56,9 @@ def main(args: argparse.Namespace) -> int:
                              _numbers(args.size, "--size"))
     with gcpause.paused():  # months of runs are 10^5 measurements that make no cycles
         result = trend.trend(store.load_all(args.results), args.host, keep)
-    cases = verdict.trend_cases(result, pct if pct is not None else 0.0)
+    cases = verdict.trend_cases(result, pct)
     if args.format == "junit":
-        xml = verdict.junit_xml(cases, f"sslbench trend {args.host}")
+        xml = verdict.junit_xml(cases, f"sslbench trend {args.host}", pct)
         if args.output:
             options.write_junit(args.output, xml)
             print(trend.render(result, "table"))
