@@ -389,4 +389,5 @@ def test_vault_id_label_at_prompt_is_asked_here_and_answers_ansibles_prompt(proj
                            cwd=project, env=CLEAN_ENV, input="not it\n", capture_output=True, text=True, timeout=120,
                            start_new_session=True)
     assert wrong.returncode == 2 and "Decryption failed" in wrong.stderr, wrong.stderr
-    assert "the vault password typed at 'Vault password (dev):' does not open" in wrong.stderr, wrong.stderr
+    assert "the vault password typed at 'Vault password (dev):' (--vault-id dev@prompt) does not open" \
+        in wrong.stderr, wrong.stderr
