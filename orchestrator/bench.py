@@ -44,7 +44,7 @@ from orchestrator.hostlink import HostLink, Outcome
 from orchestrator.matrix import HostPlan, cells_text
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.runner import (CLEANUP_PLAYBOOK, DEFAULT_FORKS, PLAYBOOK_DIR, PROXY_CLOSED, Driver, HostEvent,
-                                 Interrupt)
+                                 Interrupt, vault_hint)
 
 MIN_WAIT = 1.0  # seconds between two polls of one host, at least
 # and at most a quarter of its matrix (but not under 10 s, nor over 60 s): progress and finished logs keep coming
@@ -314,8 +314,7 @@ class Engine:
         """ansible-playbook ended a pass without its recap (fatal: a vault secret missing, a plugin or collection
         that cannot load, a bad ansible.cfg): no host is to blame, so the run ends with Ansible's words (exit 2),
         at once if nothing was launched, else as Ctrl-C does (openssl stopped, what finished kept)."""
-        hint = ("; give the vault password with --vault-password-file FILE, --vault-id LABEL@FILE or "
-                "--ask-vault-pass" if "vault" in said.lower() else "")
+        hint = vault_hint(said, self.driver.ansible)
         if not any(f.launched for f in self.flows.values()):
             reached = any(f.linked or f.heard for f in self.flows.values())
             raise UserError(f"Ansible failed{'' if reached else ' before reaching any host'}: "

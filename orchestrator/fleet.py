@@ -22,7 +22,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.progress import ProgressView
-from orchestrator.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt
+from orchestrator.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt, vault_hint
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
@@ -369,8 +369,7 @@ def no_hosts_reason(driver: Driver, status: str) -> str:
     if status != "successful":
         errors = [line for line in lines if "ERROR" in line]
         said = " | ".join(errors[-2:]) or _tail(driver.last_stdout, 4) or status
-        hint = ("; give the vault password with --vault-password-file FILE or --ask-vault-pass"
-                if "vault" in said.lower() else "")
+        hint = vault_hint(said, driver.ansible)
         return f"Ansible failed before reaching any host: {said.rstrip('.') if hint else said}{hint}"
     warned = [next((line.removeprefix("[WARNING]: ") for line in lines if re.search(prefix, line)), "")
               for prefix in (r"^\[WARNING\]: (Failed|Unable) to parse", r"^Origin: ")]

@@ -15,7 +15,8 @@ from orchestrator.matrix import MatrixRequest
 def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--inventory", metavar="INVENTORY",
                    help="Ansible inventory (YAML or INI file, inventory plugin file, executable script, or "
-                        "directory); default: $ANSIBLE_INVENTORY, else this machine")
+                        "directory); default, as ansible-playbook: $ANSIBLE_INVENTORY, else `inventory =` in the "
+                        "ansible.cfg Ansible loads, else this machine (the first line says which)")
     p.add_argument("--limit", type=_pattern, metavar="PATTERN", help="Ansible host pattern: only these hosts")
     p.add_argument("--forks", type=_forks, metavar="N",
                    help="SSH sessions at once (Ansible forks; default 50): a fleet that fits is carried through in "
@@ -106,7 +107,9 @@ def add_ci_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="with --format junit: write the XML here and print the table")
     p.add_argument("--fail-on-regression", type=float, metavar="PCT",
-                   help=f"exit {verdict.EXIT_REGRESSION} on a significant drop of more than PCT percent")
+                   help=f"exit {verdict.EXIT_REGRESSION} on a significant drop of more than PCT percent (a failed "
+                        "JUnit test case each); without it nothing fails: exit 0, and JUnit reports each "
+                        "significant drop in its case's system-out, not as a failure")
 
 
 def regression_limit(args: argparse.Namespace) -> float | None:

@@ -14,7 +14,10 @@ still fails.
 
 `junit_xml` writes one test case per cell (classname = host, name = the cell), failed when it is such a
 regression, skipped when it has no verdict (or its method changed), in the JUnit XML that Jenkins, GitLab and GitHub Actions read
-(validated against the Jenkins xUnit plugin's junit-10.xsd in the tests).
+(validated against the Jenkins xUnit plugin's junit-10.xsd in the tests). Without a threshold (no
+--fail-on-regression) nothing is judged, so no case fails and the exit code is 0, as the XML says: each significant
+drop is reported in its case's system-out ("significant drop ..., not judged"), and each suite's properties give the
+threshold (`sslbench.fail_on_regression`: PCT, or "none" with `sslbench.significant_drops`, their number).
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ class Case:
     host: str
     name: str
     failure: str | None = None  # what regressed, when it did
+    drop: str | None = None  # a significant drop that no threshold judged (no --fail-on-regression)
     skipped: str | None = None  # why there is no verdict
     detail: str = ""  # the figures, for system-out
 
@@ -46,7 +50,11 @@ def is_regression(delta_pct: float | None, significant: bool | None, pct: float)
     return bool(significant) and delta_pct is not None and delta_pct < -pct
 
 
-def diff_cases(rows: Sequence[DiffRow], pct: float) -> list[Case]:
+NOT_JUDGED = "not judged: no --fail-on-regression PCT"
+
+
+def diff_cases(rows: Sequence[DiffRow], pct: float | None) -> list[Case]:
+    """A case per row; with `pct` None a significant drop is reported (Case.drop), never failed."""
     cases = []
     for row in rows:
         name = label(row.key)
@@ -57,7 +65,9 @@ def diff_cases(rows: Sequence[DiffRow], pct: float) -> list[Case]:
         case = Case(row.host, name, detail=detail.strip())
         if row.method_change is not None:
             case.skipped = f"{METHOD_CHANGED}: {row.method_change}"
-        elif is_regression(row.delta_pct, row.significant, pct):
+        elif pct is None and is_regression(row.delta_pct, row.significant, 0.0):
+            case.drop = f"significant drop {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), {NOT_JUDGED}"
+        elif pct is not None and is_regression(row.delta_pct, row.significant, pct):
             case.failure = f"{name}: {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), worse than -{pct:g}%"
         elif row.old is None or row.new is None:
             case.skipped = "measured on one side only"
@@ -67,8 +77,9 @@ def diff_cases(rows: Sequence[DiffRow], pct: float) -> list[Case]:
     return cases
 
 
-def trend_cases(result: Trend, pct: float) -> list[Case]:
-    """The newest firmware step of every cell, and the newest run against its firmware's history."""
+def trend_cases(result: Trend, pct: float | None) -> list[Case]:
+    """The newest firmware step of every cell, and the newest run against its firmware's history; with `pct` None
+    a significant drop is reported (Case.drop), never failed."""
     cases = []
     segments = result.segments
     for cell in result.cells:
@@ -82,7 +93,10 @@ def trend_cases(result: Trend, pct: float) -> list[Case]:
         case = Case(result.host, name, detail=detail)
         if step.method_change is not None:
             case.skipped = f"{METHOD_CHANGED}: {step.method_change}"
-        elif is_regression(step.delta_pct, step.significant, pct):
+        elif pct is None and is_regression(step.delta_pct, step.significant, 0.0):
+            case.drop = (f"significant drop {fmt_delta(step.delta_pct)} at {segments[-2].short} → "
+                         f"{segments[-1].short} ({fmt_p(step.p_value)}), {NOT_JUDGED}")
+        elif pct is not None and is_regression(step.delta_pct, step.significant, pct):
             case.failure = (f"{name}: {fmt_delta(step.delta_pct)} at {segments[-2].short} → {segments[-1].short} "
                             f"({fmt_p(step.p_value)}), worse than -{pct:g}%")
         elif step.significant is None:
@@ -91,8 +105,12 @@ def trend_cases(result: Trend, pct: float) -> list[Case]:
     latest = segments[-1].runs[-1]
     case = Case(result.host, "latest run within its firmware's history", detail=f"run {latest.run_id}")
     for drift in result.drifts:
-        if drift.last_run == latest.run_id and drift.delta_pct < -pct:
+        if drift.last_run == latest.run_id and drift.delta_pct < -(pct or 0.0):
             against = "the host's stable history" if drift.stable else "its firmware's history"
+            if pct is None:
+                case.drop = (f"run {latest.run_id}: figures {fmt_delta(drift.delta_pct)} (robust z "
+                             f"{drift.score:+.1f}) against {against}, {NOT_JUDGED}")
+                continue
             case.failure = (f"run {latest.run_id}: figures {fmt_delta(drift.delta_pct)} (robust z {drift.score:+.1f}) "
                             f"against {against}, worse than -{pct:g}%")
     cases.append(case)
@@ -103,8 +121,9 @@ def failures(cases: Sequence[Case]) -> list[Case]:
     return [case for case in cases if case.failure]
 
 
-def junit_xml(cases: Sequence[Case], name: str = "sslbench") -> str:
-    """JUnit XML: a testsuite per host, a testcase per cell; `failure` for a regression, `skipped` without verdict."""
+def junit_xml(cases: Sequence[Case], name: str = "sslbench", pct: float | None = None) -> str:
+    """JUnit XML: a testsuite per host, a testcase per cell; `failure` for a regression beyond `pct`, `skipped`
+    without verdict; a drop no threshold judged in system-out, and the threshold in each suite's properties."""
     hosts: dict[str, list[Case]] = {}
     for case in cases:
         hosts.setdefault(case.host, []).append(case)
@@ -115,6 +134,13 @@ def junit_xml(cases: Sequence[Case], name: str = "sslbench") -> str:
         skipped = sum(1 for c in host_cases if c.skipped and not c.failure)
         lines.append(f'  <testsuite name={quoteattr(f"{name}.{host}")} tests="{len(host_cases)}" '
                      f'failures="{len(failures(host_cases))}" errors="0" skipped="{skipped}">')
+        drops = sum(1 for c in host_cases if c.drop)
+        threshold = "none" if pct is None else f"{pct:g}"
+        lines += ["    <properties>",
+                  f'      <property name="sslbench.fail_on_regression" value="{threshold}"/>']
+        if pct is None:  # with a threshold the drops beyond it are the failures
+            lines.append(f'      <property name="sslbench.significant_drops" value="{drops}"/>')
+        lines.append("    </properties>")
         for case in host_cases:
             lines.append(f'    <testcase classname={quoteattr(host)} name={quoteattr(case.name)} time="0">')
             if case.failure:
@@ -122,8 +148,9 @@ def junit_xml(cases: Sequence[Case], name: str = "sslbench") -> str:
                              f'{escape(case.detail)}</failure>')
             elif case.skipped:
                 lines.append(f'      <skipped message={quoteattr(case.skipped)}/>')
-            if case.detail:
-                lines.append(f"      <system-out>{escape(case.detail)}</system-out>")
+            said = "\n".join(filter(None, (case.drop, case.detail)))
+            if said:
+                lines.append(f"      <system-out>{escape(said)}</system-out>")
             lines.append("    </testcase>")
         lines.append("  </testsuite>")
     lines.append("</testsuites>")

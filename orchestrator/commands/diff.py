@@ -23,7 +23,8 @@ docs/methods.md): no verdict, a note names the cause and the boundary.
 
 CI: --fail-on-regression PCT exits 3 when any cell is a significant drop (p < 0.05) of more than PCT percent
 (never a `method` cell: it says how many it set aside);
---format junit writes a JUnit XML test case per cell (failed = such a drop), to stdout or to -o FILE.
+--format junit writes a JUnit XML test case per cell (failed = such a drop), to stdout or to -o FILE;
+without --fail-on-regression no case fails (exit 0): significant drops are in system-out, "not judged".
   sslbench diff RUN_A latest --fail-on-regression 5 --format junit -o sslbench.xml"""
 
 
@@ -86,9 +87,9 @@ def _diff(args: argparse.Namespace) -> int:
             for line in diff.version_lines(old_run, new_run, args.host):  # what openssl speed times follows them
                 print(line)
             print()
-    cases = verdict.diff_cases(rows, pct if pct is not None else 0.0)
+    cases = verdict.diff_cases(rows, pct)
     if junit:
-        xml = verdict.junit_xml(cases, "sslbench diff")
+        xml = verdict.junit_xml(cases, "sslbench diff", pct)
         if not args.output:
             print(xml, end="")
             return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0

@@ -15,7 +15,7 @@ from orchestrator.matrix import HostPlan
 from orchestrator.model import HOST_OK, OpenSSLBuild, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
-from orchestrator.runner import AnsibleOptions, Driver, Interrupt, resolve_inventory
+from orchestrator.runner import AnsibleOptions, Driver, Interrupt, choose_inventory
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,7 +38,9 @@ DROP = ["unsupported", "package manager", "cpus", "pinned", "cpu"]  # first to g
 
 def hosts_command(args: argparse.Namespace) -> int:
     options = plan_options_from_args(args)
-    inventory = resolve_inventory(args.inventory)
+    chosen = choose_inventory(args.inventory)
+    inventory = chosen.path
+    print(f"sslbench: {chosen.said()}", file=sys.stderr)  # never measure this machine unawares
     with tempfile.TemporaryDirectory(prefix="sslbench-hosts-") as scratch, Interrupt() as interrupt, \
             ProgressView(live=False, stream=io.StringIO()) as view, \
             Driver(Path(scratch), inventory, limit=args.limit, forks=args.forks,

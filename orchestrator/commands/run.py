@@ -14,7 +14,7 @@ from orchestrator import bench, fleet, store, tables, terminal, workers
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
 from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
 from orchestrator.progress import ProgressView
-from orchestrator.runner import AnsibleOptions, Driver, Interrupt, redacted_command, resolve_inventory
+from orchestrator.runner import AnsibleOptions, Driver, Interrupt, redacted_command, choose_inventory
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_command(args: argparse.Namespace) -> int:
     options = plan_options_from_args(args)
-    inventory = resolve_inventory(args.inventory)
+    chosen = choose_inventory(args.inventory)
+    inventory = chosen.path
+    print(f"sslbench: {chosen.said()}", file=sys.stderr)  # never measure this machine unawares
     if args.insecure_no_host_key_check:
         print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
               "network path can impersonate your hosts", file=sys.stderr)

@@ -165,6 +165,68 @@ def test_ansible_inventory_relative(project):
     assert '"host": "benchbox"' in ours.stdout
 
 
+def other_fleet(project: Path) -> None:
+    """A second inventory whose host is reached without a variable of the project's: `otherbox`."""
+    (project / "other.yml").write_text("all:\n  hosts:\n    otherbox:\n      ansible_connection: local\n")
+
+
+def test_inventory_of_ansible_cfg_in_the_current_directory(project):
+    """No -i, no ANSIBLE_INVENTORY: the `inventory =` of ./ansible.cfg, as ansible-playbook reads it, never this
+    machine under sslbench's `localhost`; the output says which inventory it was."""
+    (project / "ansible.cfg").write_text("[defaults]\ninventory = hosts.yml\n")
+    theirs, ours = same_outcome(project, ["-e", "@local.yml"])
+    assert "benchbox" in theirs.stdout and '"host": "benchbox"' in ours.stdout
+    assert '"host": "localhost"' not in ours.stdout
+    assert f"inventory: {project / 'hosts.yml'} (inventory = in {project / 'ansible.cfg'})" in ours.stderr
+
+
+def test_inventory_of_ansible_config_relative_to_the_file(project):
+    """ANSIBLE_CONFIG=cfg2/ansible.cfg naming `../other.yml` (relative to the file); ANSIBLE_INVENTORY, then -i, win
+    over it, for both."""
+    other_fleet(project)
+    (project / "cfg2").mkdir()
+    (project / "cfg2" / "ansible.cfg").write_text("[defaults]\ninventory = ../other.yml\n")
+    env = {"ANSIBLE_CONFIG": "cfg2/ansible.cfg"}
+    theirs, ours = same_outcome(project, [], env)
+    assert "otherbox" in theirs.stdout and '"host": "otherbox"' in ours.stdout
+    assert f"inventory: {project / 'other.yml'} (inventory = in {project / 'cfg2' / 'ansible.cfg'})" in ours.stderr
+    env["ANSIBLE_INVENTORY"] = "hosts.yml"
+    theirs, ours = same_outcome(project, ["-e", "@local.yml"], env)
+    assert "otherbox" not in theirs.stdout and '"host": "benchbox"' in ours.stdout and "otherbox" not in ours.stdout
+    assert "(ANSIBLE_INVENTORY)" in ours.stderr
+    theirs, ours = same_outcome(project, ["-i", "other.yml"], env)
+    assert "otherbox" in theirs.stdout and '"host": "otherbox"' in ours.stdout and "(-i)" in ours.stderr
+
+
+def test_run_says_the_default_inventory_is_this_machine(project):
+    """Nothing names an inventory (a config of the test's own: /etc/ansible/ansible.cfg must not count): `run` says
+    it measures this machine."""
+    (project / "ansible.cfg").write_text("[defaults]\nforks = 3\n")
+    result = sslbench(project, "run", "--results", "runs", "--algorithms", "sha256", "--sizes", "16", "--threads",
+                      "1", "--seconds", "1", "--api", "evp", "--idle-wait", "0")
+    assert result.returncode == 0, result.stderr
+    assert "inventory: sslbench's default: this machine only (localhost)" in result.stderr
+
+
+def test_wrong_vault_password_file(vaulted_project):
+    """A password file that does not open the vault: Ansible's words, and a hint that names the file given (never
+    "give the vault password with --vault-password-file", which the user did)."""
+    (vaulted_project / "wrong-pass").write_text("not the password\n")
+    args = ["-i", "hosts.yml", "--vault-password-file", "wrong-pass"]
+    theirs = ansible_playbook(vaulted_project, *args)
+    assert theirs.returncode != 0 and "Decryption failed" in theirs.stdout + theirs.stderr
+    ours = hosts(vaulted_project, *args)
+    gave_up(ours, "Decryption failed")
+    assert "the vault password in wrong-pass (--vault-password-file) does not open" in ours.stderr, ours.stderr
+    assert "give the vault password" not in ours.stderr
+    # the same file named by ansible.cfg: the hint says where it came from
+    (vaulted_project / "ansible.cfg").write_text("[defaults]\nvault_password_file = wrong-pass\n")
+    ours = hosts(vaulted_project, "-i", "hosts.yml")
+    gave_up(ours, "Decryption failed")
+    assert f"{vaulted_project / 'wrong-pass'} (vault_password_file in {vaulted_project / 'ansible.cfg'})" \
+        in ours.stderr, ours.stderr
+
+
 # --- Ansible's own words when it gives up -----------------------------------------------------------------------
 
 def two_host_project(project: Path) -> Path:
@@ -327,3 +389,5 @@ def test_vault_id_label_at_prompt_is_asked_here_and_answers_ansibles_prompt(proj
                            cwd=project, env=CLEAN_ENV, input="not it\n", capture_output=True, text=True, timeout=120,
                            start_new_session=True)
     assert wrong.returncode == 2 and "Decryption failed" in wrong.stderr, wrong.stderr
+    assert "the vault password typed at 'Vault password (dev):' (--vault-id dev@prompt) does not open" \
+        in wrong.stderr, wrong.stderr

@@ -14,7 +14,7 @@ from typing import Callable
 
 from orchestrator import bench, fleet
 from orchestrator.hostlink import Outcome
-from orchestrator.runner import CLEANUP_PLAYBOOK, HostEvent
+from orchestrator.runner import CLEANUP_PLAYBOOK, AnsibleOptions, HostEvent
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MR_LOG = (DATA / "speed" / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt").read_text()
@@ -102,6 +102,7 @@ class FakeDriver:
         self.forks = forks
         self.workers: dict[str, object] = {}
         self.inventory, self.limit, self.interrupt = tmp_path / "hosts.yml", None, None
+        self.ansible = AnsibleOptions()  # the options typed: none (the vault hint reads them)
         self.last_stdout, self.status = last_stdout, status
         self.calls: list[tuple[str, list[str]]] = []  # (playbook, hosts)
         self.extravars: list[dict] = []  # each call's

@@ -437,3 +437,74 @@ def test_ansible_inventory_is_read_without_dash_i(tmp_path, monkeypatch):
     monkeypatch.setenv("ANSIBLE_INVENTORY", "gone.yml")
     with pytest.raises(UserError, match="ANSIBLE_INVENTORY names gone.yml, which does not exist"):
         resolve_inventory(None)
+
+
+def _isolated_ansible_config(tmp_path, monkeypatch):
+    """No ~/.ansible.cfg, no ANSIBLE_* of this machine's; /etc/ansible/ansible.cfg (if any) is the only outside config
+    and the cases that must not see it name a config of their own."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("ANSIBLE_INVENTORY", "ANSIBLE_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    project.chmod(0o755)  # Ansible ignores ./ansible.cfg in a world-writable directory
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_inventory_of_the_ansible_cfg_ansible_would_load(tmp_path, monkeypatch):
+    """-i, else ANSIBLE_INVENTORY, else the [defaults] inventory of the config ansible-playbook loads (its path
+    relative to that file), else sslbench's own localhost: and the choice is said."""
+    import pytest
+
+    from orchestrator.errors import UserError
+    from orchestrator.runner import InventorySource, choose_inventory, default_inventory
+
+    project = _isolated_ansible_config(tmp_path, monkeypatch)
+    (project / "fleet.yml").write_text("all: {}\n")
+    (project / "other.yml").write_text("all: {}\n")
+    (project / "empty.cfg").write_text("[defaults]\nforks = 3\n")
+    monkeypatch.setenv("ANSIBLE_CONFIG", "empty.cfg")  # a config without inventory: the embedded default
+    chosen = choose_inventory(None)
+    assert (chosen.path, chosen.source) == (default_inventory().resolve(), InventorySource.DEFAULT)
+    assert "this machine" in chosen.said()
+    monkeypatch.delenv("ANSIBLE_CONFIG")
+    (project / "ansible.cfg").write_text("[defaults]\ninventory = fleet.yml\n")
+    chosen = choose_inventory(None)
+    assert (chosen.path, chosen.source) == (project / "fleet.yml", InventorySource.CONFIG)
+    assert chosen.said() == f"inventory: {project / 'fleet.yml'} (inventory = in {project / 'ansible.cfg'})"
+    # ANSIBLE_CONFIG (relative to the directory sslbench was started in); its inventory relative to the file
+    (project / "cfg2").mkdir()
+    (project / "cfg2" / "ansible.cfg").write_text("[defaults]\ninventory = ../other.yml\n")
+    monkeypatch.setenv("ANSIBLE_CONFIG", "cfg2/ansible.cfg")
+    assert choose_inventory(None).path == project / "other.yml"
+    monkeypatch.setenv("ANSIBLE_INVENTORY", "fleet.yml")  # the variable wins over any config
+    assert choose_inventory(None).path == project / "fleet.yml"
+    assert choose_inventory(None).source == InventorySource.ENVIRONMENT
+    assert choose_inventory("other.yml").source == InventorySource.OPTION  # and -i over both
+    monkeypatch.delenv("ANSIBLE_INVENTORY")
+    (project / "cfg2" / "ansible.cfg").write_text("[defaults]\ninventory = ../gone.yml\n")
+    with pytest.raises(UserError, match=r"inventory = in .*cfg2/ansible.cfg names .*gone.yml, which does not exist"):
+        choose_inventory(None)
+    (project / "cfg2" / "ansible.cfg").write_text("[defaults]\ninventory = ../fleet.yml, ../other.yml\n")
+    with pytest.raises(UserError, match="one inventory source"):
+        choose_inventory(None)
+    (project / "cfg2" / "ansible.cfg").write_text("[defaults\ninventory = ../fleet.yml\n")
+    with pytest.raises(UserError, match="Error reading config file"):  # Ansible's words, not a traceback
+        choose_inventory(None)
+
+
+def test_vault_hint_fits_what_was_given():
+    """No secret: how to give one. A secret that does not open the vault: which one, never "give one"."""
+    from orchestrator.runner import AnsibleOptions, vault_hint
+
+    none = AnsibleOptions()
+    assert "--vault-password-file FILE" in vault_hint("Attempting to decrypt but no vault secrets found", none)
+    wrong = AnsibleOptions(vault_password_files=["wrong-pass"])
+    said = vault_hint("Decryption failed (no vault secrets were found that could decrypt)", wrong)
+    assert "wrong-pass" in said and "does not open" in said and "give the vault password" not in said
+    prompted = AnsibleOptions(passwords={AnsibleOptions.PROMPTS["ask_vault_pass"][1]: "x"})
+    assert "typed" in vault_hint("Decryption failed (no vault secrets were found that could decrypt)", prompted)
+    assert vault_hint("Unreachable: no route to host", none) == ""

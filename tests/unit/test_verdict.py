@@ -92,8 +92,18 @@ def test_diff_junit_to_stdout_validates(two_runs, tmp_path, capsys):
     path = tmp_path / "stdout.xml"
     path.write_text(capsys.readouterr().out)
     validate(path)
-    # without --fail-on-regression every significant drop fails its case (PCT 0), the exit code stays 0
-    assert ET.parse(path).getroot().get("failures") == "2"
+    # without --fail-on-regression nothing fails (exit 0, as the XML says): each significant drop is reported in
+    # its case's system-out, and the suite's properties say there was no threshold
+    root = ET.parse(path).getroot()
+    assert root.get("failures") == "0" and not list(root.iter("failure"))
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    said = cases["router", "aes-256-gcm 1024 B evp t1"].findtext("system-out") or ""
+    assert said.startswith("significant drop -10.1% (p=0.029), not judged: no --fail-on-regression PCT"), said
+    assert "significant drop" in (cases["router", "sha256 16384 B evp t1"].findtext("system-out") or "")
+    assert "significant drop" not in (cases['odd & <host> "1"', "aes-256-gcm 1024 B evp t1"].findtext("system-out")
+                                      or "")
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["sslbench.fail_on_regression"] == "none" and props["sslbench.significant_drops"] == "2"
 
 
 def nightly(root: Path, versions: list[str], gcm_levels: list[float], board: list[float] | None = None) -> None:
@@ -121,7 +131,15 @@ def test_trend_fails_on_the_newest_step_only(tmp_path, capsys):
     assert cli.main(["trend", "router", "--results", str(new), "--fail-on-regression", "5",
                      "--format", "junit", "-o", str(xml)]) == 3
     validate(xml)
+    assert cli.main(["trend", "router", "--results", str(new), "--format", "junit", "-o", str(xml)]) == 0
+    validate(xml)  # no threshold: exit 0 and no failed case, the drop reported in system-out
+    assert not list(ET.parse(xml).getroot().iter("failure"))
+    assert any((out.text or "").startswith("significant drop -20.0% at b → c")
+               for out in ET.parse(xml).getroot().iter("system-out"))
+    assert cli.main(["trend", "router", "--results", str(new), "--fail-on-regression", "5",
+                     "--format", "junit", "-o", str(xml)]) == 3
     root = ET.parse(xml).getroot()
+    assert {p.get("name"): p.get("value") for p in root.iter("property")}["sslbench.fail_on_regression"] == "5"
     (failure,) = list(root.iter("failure"))
     assert failure.get("message", "").startswith("aes-256-gcm 1024 B evp t1: -20.0% at b → c (p<0.001), worse than -5%")
 
