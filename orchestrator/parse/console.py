@@ -52,7 +52,7 @@ _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"The 'numbers' are in 1000s",
     r"Got: \+",
     r"Forked child \d",
-    r"\.(?<=\d\.)\d\dk\s+\d+\.\d\dk",  # two throughput values: `1.23k  45.67k`
+    r"\.(?<=\d\.)\d\dk[\s|]+\d+\.\d\dk",  # two throughput values: `1.23k  45.67k`, `1.23k | 45.67k` (a pipe table)
     r"speed: (?<!\Sspeed: )(?:Unknown|Unrecognized|Invalid|unknown)",  # at the start or after white space
     r"Error: bad option or value",
     # a public-key table pasted alone: its header, or a row's seconds/op column (`rsa 2048 bits 0.000190s`)

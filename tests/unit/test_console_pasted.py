@@ -36,7 +36,7 @@ def through_a_page(markdown: str, width: int) -> str:
     width 0: no re-wrap (every soft break a space), else html2text re-wraps paragraphs to `width` columns."""
     flatten = html2text.HTML2Text()
     flatten.body_width = width
-    return flatten.handle(MarkdownIt("commonmark").render(markdown))
+    return flatten.handle(MarkdownIt("commonmark").enable("table").render(markdown))  # GitHub's tables
 
 
 def test_the_plain_sessions_are_read_apart():
@@ -76,3 +76,59 @@ def test_a_session_through_a_page_keeps_each_run_apart(session, quote, width):
 def test_a_quoted_session_beside_a_reply_keeps_the_reply_out():
     text = "On Tue, a tester wrote:\n" + quoted(TWO_RUNS, "> ") + "\nThanks, the 2-thread figure looks low.\n"
     assert cells(parse_console(text)) == cells(parse_console(TWO_RUNS))
+
+
+BYTES_16384 = (Path(__file__).resolve().parents[1] / "data" / "speed"
+               / "openssl-3.0.22-x86_64-bytes16384-evp-aes-128-gcm.txt").read_text()
+
+
+def without(text: str, start: str) -> str:
+    """`grep -v '^START'`: the log less the lines a paste dropped."""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(start))
+
+
+def test_a_single_column_row_without_its_header_is_never_placed_by_guess():
+    whole = parse_console(BYTES_16384)
+    assert [(m.block_size, m.value, m.status, m.flags) for m in whole.measurements] == [
+        (16384, 6860584.42e3, "ok", [])]
+    no_header = parse_console(without(BYTES_16384, "type "))
+    # the only figure is the progress line's, flagged, and the notes say why the row was not read
+    assert [(m.block_size, m.flags) for m in no_header.measurements] == [(16384, ["partial"])]
+    assert "ends before" not in no_header.measurements[0].reason.split("(")[0]
+    assert any("no table header" in note for note in no_header.skipped)
+    alone = parse_console(without(without(BYTES_16384, "type "), "Doing "))
+    assert alone.measurements == [] and any("no table header" in note for note in alone.skipped)
+
+
+def test_the_message_of_a_log_without_a_readable_figure_says_why():
+    from orchestrator.errors import UserError
+    from orchestrator.logfiles import checked
+
+    text = without(without(BYTES_16384, "type "), "Doing ")
+    with pytest.raises(UserError) as raised:
+        checked("x.log", parse_console(text))
+    assert "no table header" in str(raised.value) and "ends before" not in str(raised.value)
+
+
+@pytest.mark.parametrize("width", [0, 78])
+def test_a_pipe_table_pasted_alone_is_read(width):
+    table = [line for line in TWO_RUNS.split("$ openssl", 2)[1].splitlines() if line.startswith(("type", "AES"))]
+    cells_ = ["|" + "|".join(c.strip() for c in __import__("re").split(r"\s{2,}", line.strip())) + "|"
+              for line in table]
+    markdown = "\n".join([cells_[0], "|" + "---|" * 7, *cells_[1:]]) + "\n"
+    want = {k: v for k, v in cells(parse_console(TWO_RUNS)).items() if k[2] == 1}
+    assert cells(parse_console(markdown)) == want
+    assert cells(parse_console(through_a_page(markdown, width))) == cells(parse_console(markdown))
+
+
+@pytest.mark.parametrize("width", [0, 78])
+def test_bold_figures_and_curly_quotes_through_a_page_keep_the_runs(width):
+    import re
+
+    source = re.sub(r"(?<![\w.:-])(\d[\d.]*k?)(?=\s|$)", r"**\1**", TWO_RUNS)
+    md = MarkdownIt("commonmark", {"typographer": True}).enable(["replacements", "smartquotes"])
+    flatten = html2text.HTML2Text()
+    flatten.body_width = width
+    page = flatten.handle(md.render(source))
+    assert "\u2019s in" in page
+    assert cells(parse_console(page)) == cells(parse_console(TWO_RUNS)), page[:800]
