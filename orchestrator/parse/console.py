@@ -311,9 +311,11 @@ _PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|\+DTP?:)")  # (stderr: `Forked child
 # anchored at any line's start in a whole body (never across a line: [ \t\r\f\v], not \s, within one)
 _RUN_START_LINE = re.compile(r"(?m)^" + _RUN_START.pattern)
 _PROGRESS_LINE = re.compile(r"(?m)^" + _PROGRESS.pattern)
-_RESULTS_LINE = re.compile(
-    r"(?m)^[ \t>]*(?:The 'numbers' are|type[ \t\r\f\v]+\d+ bytes|\+F\d*:"
-    r"|(?:\S+[ \t\r\f\v]+)*(?:verify|op|decr\.|decaps?)/s[ \t\r\f\v]*$)")
+_AFTER_CHILDREN_LINE = re.compile(r"(?m)^[ \t>]*(?:Doing \S|Forked child 0\b)")
+_PARENT_RESULTS = (r"(?m)^[ \t>]*(?:The 'numbers' are|type[ \t\r\f\v]+\d+ bytes|\+F\d*:"
+                   r"|(?:\S+[ \t\r\f\v]+)*(?:verify|op|decr\.|decaps?)/s[ \t\r\f\v]*$")
+_PARENT_RESULTS_LINE = re.compile(_PARENT_RESULTS + ")")
+_RESULTS_LINE = re.compile(_PARENT_RESULTS + r"|Got: \+F\d*:)")  # and a -multi child's figure
 
 
 def _speed_runs(body: str) -> list[str]:
@@ -329,6 +331,8 @@ def _speed_runs(body: str) -> list[str]:
         return [body]  # no results at all: one run (a cut-off log)
     starts = [0]  # where each run starts
     at = 0
+    after_children: re.Match[str] | None = None  # the next line after -multi children's figures that starts a run
+    start: re.Match[str] | None
     while True:
         results = _RESULTS_LINE.search(body, at)
         while results is not None and _after_got(body, results.start()):  # a child's line a mail wrapped after
@@ -338,7 +342,22 @@ def _speed_runs(body: str) -> list[str]:
         line_end = body.find("\n", results.start())
         if line_end < 0:
             break
-        start = _RUN_START_LINE.search(body, line_end + 1)
+        if body[results.start():line_end].lstrip(" \t>").startswith("Got:"):
+            # a -multi child's figure: its run's version block and summary row come after it; a human progress
+            # line (openssl's children always print -mr lines) or a new `Forked child 0` starts the next run,
+            # unless a results line of the parent's (`+F:`, a table) comes first: the usual rule then applies
+            if after_children is None or after_children.start() <= line_end:
+                after_children = _AFTER_CHILDREN_LINE.search(body, line_end + 1)
+            parent = _PARENT_RESULTS_LINE.search(body, line_end + 1)
+            if after_children is not None and (parent is None or after_children.start() < parent.start()):
+                start = after_children
+            else:
+                if parent is None:
+                    break
+                at = parent.start()
+                continue
+        else:
+            start = _RUN_START_LINE.search(body, line_end + 1)
         if start is None:
             break
         starts.append(start.start())

@@ -132,3 +132,14 @@ def test_bold_figures_and_curly_quotes_through_a_page_keep_the_runs(width):
     page = flatten.handle(md.render(source))
     assert "\u2019s in" in page
     assert cells(parse_console(page)) == cells(parse_console(TWO_RUNS)), page[:800]
+
+
+@pytest.mark.parametrize("lost", [False, True], ids=["lines", "tr"])
+def test_a_multi_run_saved_before_a_single_run_without_prompts_keeps_them_apart(lost):
+    # the -multi run's summary row has no header; the run after it starts at its first progress line
+    # (openssl's -multi children print -mr lines only: a human `Doing` line is never theirs)
+    multi, single = TWO_RUNS.split("$ openssl speed", 2)[2], TWO_RUNS.split("$ openssl speed", 2)[1]
+    text = multi.split("\n", 1)[1] + single.split("\n", 1)[1]
+    if lost:
+        text = text.replace("\n", " ")
+    assert cells(parse_console(text)) == cells(parse_console(TWO_RUNS))
