@@ -48,6 +48,10 @@ def checked(name: str, log: ParsedLog) -> ParsedLog:
         said = next((note for note in log.skipped if "openssl said: " in note), None)
         if said:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said
             raise UserError(f"{label}: no openssl speed results: {said}")
+        notes = [note for note in log.skipped if not note.endswith("no openssl speed results found")]
+        if notes:  # figures were there but could not be read: say why (never "it ends before any test")
+            raise UserError(f"{label}: no figure could be read: " + "; ".join(notes[:3])
+                            + (f" (and {len(notes) - 3} more)" if len(notes) > 3 else ""))
         if log.openssl.version:
             raise UserError(f"{label}: openssl speed output without a single figure (it ends before any test "
                             f"finished)")

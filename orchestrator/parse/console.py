@@ -21,7 +21,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.names import speed_command_hints
 from orchestrator.parse.osinfo import detect_os, parse_ddwrt
 from orchestrator.parse.speed import parse_openssl_build, parse_speed_and_rest
-from orchestrator.parse.speed.lines import ends_cut
+from orchestrator.parse.speed.lines import ANCHORS, ends_cut
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -52,7 +52,7 @@ _SPEED_CONTENT = tuple(re.compile(pattern) for pattern in (
     r"The 'numbers' are in 1000s",
     r"Got: \+",
     r"Forked child \d",
-    r"\.(?<=\d\.)\d\dk\s+\d+\.\d\dk",  # two throughput values: `1.23k  45.67k`
+    r"\.(?<=\d\.)\d\dk[\s|]+\d+\.\d\dk",  # two throughput values: `1.23k  45.67k`, `1.23k | 45.67k` (a pipe table)
     r"speed: (?<!\Sspeed: )(?:Unknown|Unrecognized|Invalid|unknown)",  # at the start or after white space
     r"Error: bad option or value",
     # a public-key table pasted alone: its header, or a row's seconds/op column (`rsa 2048 bits 0.000190s`)
@@ -91,6 +91,14 @@ _GLUED = re.compile(
     r"|(?:PRETTY_NAME|NAME|VERSION_ID|VERSION_CODENAME|VERSION|ID_LIKE|ID|HOME_URL|SUPPORT_URL|BUG_REPORT_URL"
     r"|DISTRIB_[A-Z]+)=)"
 )
+# Where openssl starts a line (speed/lines.ANCHORS), and a bare `$ openssl …` / `# openssl …` prompt: in a session
+# whose newlines were all lost, the places where a run, and the next command, start again.
+_GLUED_SPEED = re.compile(r"[ \t]+(?=[#$][ \t]+openssl[ \t])|" + "|".join(pattern for _, pattern in ANCHORS))
+# Quoting in an e-mail, a forum post or a Markdown blockquote (`> `, `>`, nested `> > `, `>>`): a line's marks.
+_QUOTE_MARKS = re.compile(r"\n[ \t]*>[> \t]*")
+# Where a progress or -multi/-mr line starts: counted at a line's start and anywhere, to tell a paragraph that a
+# renderer re-wrapped (html2text's 78 columns) from a log that kept its lines.
+_LINE_WORDS = ("Doing", "+DT:", "+R:", "Got:", "Forked")  # (no space: a re-wrap may break the line after it)
 # Where the output of a command starts when a lost newline glued it to the command line.
 _OUTPUT_START = re.compile(
     r"[ \t]+(?=Doing \S|Forked child|\+DT:|\+H:|\+F\d?:|Got: |version: \d|OpenSSL \d|LibreSSL \d"
@@ -150,9 +158,15 @@ def _normalise(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\x00" in text:
         text = text.replace("\x00", "")
+    if ">" in text:
+        # Quoting marks go before anything else reads the lines: they hide the prompts (each command's output
+        # would be read as one run, its thread count and API those of the last command).
+        text = _QUOTE_MARKS.sub("\n", "\n" + text)[1:]
     # Doubled newlines (every line followed by an empty one): no two text lines are adjacent.
     if text.count("\n\n") >= 3 and not _ADJACENT_LINES.search(text):
         text = text.replace("\n\n", "\n")
+    if _rewrapped(text):  # the paragraph as it was before the re-wrap: one line, its newlines lost (below)
+        text = _REWRAP.sub(" ", text)
     # Lost newlines: only long lines are suspects (x86 `flags` lines are long but have no glued keys).
     lines = text.split("\n")
     if max(map(len, lines)) > 400:
@@ -160,8 +174,26 @@ def _normalise(text: str) -> str:
         if suspects:
             for i in suspects:
                 lines[i] = _GLUED.sub("\n", lines[i])
+                if "openssl" in lines[i] or "Doing " in lines[i] or "+H:" in lines[i] or "+DT" in lines[i]:
+                    lines[i] = _GLUED_SPEED.sub("\n", lines[i])
             text = "\n".join(lines)
     return text
+
+
+_REWRAP = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")  # a newline between two text lines
+
+
+def _rewrapped(text: str) -> bool:
+    """A text whose lines a renderer re-wrapped to its width (html2text: 78 columns): no long line, and more
+    progress / -multi lines start inside a line than at one (openssl starts each on a line of its own)."""
+    inside = at_start = 0
+    for word in _LINE_WORDS:
+        total = text.count(word)
+        if total:
+            starts = text.count("\n" + word) + text.startswith(word)
+            inside += total - starts
+            at_start += starts
+    return inside >= 2 and inside > at_start and max(map(len, text.split("\n"))) <= 100
 
 
 def _suspect(line: str) -> bool:
@@ -279,9 +311,11 @@ _PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|\+DTP?:)")  # (stderr: `Forked child
 # anchored at any line's start in a whole body (never across a line: [ \t\r\f\v], not \s, within one)
 _RUN_START_LINE = re.compile(r"(?m)^" + _RUN_START.pattern)
 _PROGRESS_LINE = re.compile(r"(?m)^" + _PROGRESS.pattern)
-_RESULTS_LINE = re.compile(
-    r"(?m)^[ \t>]*(?:The 'numbers' are|type[ \t\r\f\v]+\d+ bytes|\+F\d*:"
-    r"|(?:\S+[ \t\r\f\v]+)*(?:verify|op|decr\.|decaps?)/s[ \t\r\f\v]*$)")
+_AFTER_CHILDREN_LINE = re.compile(r"(?m)^[ \t>]*(?:Doing \S|Forked child 0\b)")
+_PARENT_RESULTS = (r"(?m)^[ \t>]*(?:The 'numbers' are|type[ \t\r\f\v]+\d+ bytes|\+F\d*:"
+                   r"|(?:\S+[ \t\r\f\v]+)*(?:verify|op|decr\.|decaps?)/s[ \t\r\f\v]*$")
+_PARENT_RESULTS_LINE = re.compile(_PARENT_RESULTS + ")")
+_RESULTS_LINE = re.compile(_PARENT_RESULTS + r"|Got: \+F\d*:)")  # and a -multi child's figure
 
 
 def _speed_runs(body: str) -> list[str]:
@@ -297,6 +331,8 @@ def _speed_runs(body: str) -> list[str]:
         return [body]  # no results at all: one run (a cut-off log)
     starts = [0]  # where each run starts
     at = 0
+    after_children: re.Match[str] | None = None  # the next line after -multi children's figures that starts a run
+    start: re.Match[str] | None
     while True:
         results = _RESULTS_LINE.search(body, at)
         while results is not None and _after_got(body, results.start()):  # a child's line a mail wrapped after
@@ -306,7 +342,22 @@ def _speed_runs(body: str) -> list[str]:
         line_end = body.find("\n", results.start())
         if line_end < 0:
             break
-        start = _RUN_START_LINE.search(body, line_end + 1)
+        if body[results.start():line_end].lstrip(" \t>").startswith("Got:"):
+            # a -multi child's figure: its run's version block and summary row come after it; a human progress
+            # line (openssl's children always print -mr lines) or a new `Forked child 0` starts the next run,
+            # unless a results line of the parent's (`+F:`, a table) comes first: the usual rule then applies
+            if after_children is None or after_children.start() <= line_end:
+                after_children = _AFTER_CHILDREN_LINE.search(body, line_end + 1)
+            parent = _PARENT_RESULTS_LINE.search(body, line_end + 1)
+            if after_children is not None and (parent is None or after_children.start() < parent.start()):
+                start = after_children
+            else:
+                if parent is None:
+                    break
+                at = parent.start()
+                continue
+        else:
+            start = _RUN_START_LINE.search(body, line_end + 1)
         if start is None:
             break
         starts.append(start.start())

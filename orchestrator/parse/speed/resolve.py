@@ -94,8 +94,9 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
         partial = _figures_from_progress(progress, runs_read, state, threads, api, api_for, major, hints)
         if partial:
             measurements += partial
-            state.skipped.append(f"{len(partial)} figure(s) from progress lines only (the log ends before "
-                                 f"openssl's table): flagged {PARTIAL}")
+            state.skipped.append(f"{len(partial)} figure(s) from progress lines only (no figure of openssl's table "
+                                 f"read for them: the log ends before it, or a row could not be placed): "
+                                 f"flagged {PARTIAL}")
     skipped = list(state.skipped)
     if state.ignored:
         skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")
@@ -130,8 +131,9 @@ def _figures_from_progress(progress: dict[tuple[Any, ...], list[tuple[int, float
             if error:
                 m.status, m.reason = ERROR, error
             else:
-                m.flags, m.reason = [PARTIAL], ("the log ends before openssl's table: the figure is its progress "
-                                                "line's count / CPU seconds" + ("" if operation else " × block size"))
+                m.flags, m.reason = [PARTIAL], ("no figure of openssl's table read for it (the log ends before the "
+                                                "table, or its row could not be placed): the figure is its "
+                                                "progress line's count / CPU seconds" + ("" if operation else " × block size"))
             out.append(m)
     return out
 

@@ -138,7 +138,11 @@ def _read_quoted_row(line: str, core: str | None, state: State) -> bool:
 def read_rows(line: str, state: State, core: str | None = None, sizes_by_count: bool = False) -> bool:
     """Throughput rows `label v1 v2 …` (several when newlines were lost). True if any was read."""
     if state.sizes is None and not (state.child_sizes or state.seen_block or state.forked or sizes_by_count):
-        return False  # no header yet: add_row could not place any value (cheap exit for other output)
+        # no header yet: add_row could not place any value (cheap exit for other output). A throughput row there
+        # (its header lost in a paste) is said to be unread, never placed under assumed block sizes.
+        if line[-1:] in ("k", "K") and _ONE_ROW.fullmatch(line) and not _VALUES_ONLY.fullmatch(line):
+            _headerless(line, state)
+        return False
     if "." not in line and not ("n" in line or "N" in line) or _VALUES_ONLY.fullmatch(line):
         return False  # no value token (`1.00k`, `inf`, `nan`), or no label before them (iostat, free ...)
     match = _ONE_ROW.fullmatch(line)
@@ -179,6 +183,8 @@ def add_row(label: str, values: list[str], state: State, core: str | None = None
             if sizes is None and len(values) < 5 and not final:
                 sizes = SIZES_1_1  # (only to wait for the rest of a wrapped row)
         if sizes is None:
+            if final or len(values) > 6:
+                _headerless(label + " " + " ".join(values), state)
             return False
     if len(values) < len(sizes) and state.elided and values:  # `… 130000.00k — snip —`: its first figures, no more
         state.skipped.append(f"row {label!r}: its last {len(sizes) - len(values)} figure(s) were elided in the log "
@@ -209,6 +215,14 @@ def add_row(label: str, values: list[str], state: State, core: str | None = None
         rows.append(Row(label=label, algorithm=algorithm, block_size=size, value=value, error=error,
                         unsupported=unsupported, core=core))
     return True
+
+
+def _headerless(line: str, state: State) -> None:
+    """A throughput row with no header before it that tells its block sizes: not read, and said so (once a row)."""
+    note = (f"row {line.split()[0]!r} ({len(line.split()) - 1} figure(s)) has no table header before it that tells "
+            "its block sizes: not read")
+    if note not in state.skipped:
+        state.skipped.append(note)
 
 
 def _bytes_per_second(token: str) -> tuple[float | None, str | None]:
