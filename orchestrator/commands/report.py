@@ -128,7 +128,8 @@ def _say_unfinished(runs: list[Run], out: TextIO) -> None:
     """A run that stopped early shows fewer figures than it planned: say so, and why, before its tables."""
     for run in runs:
         if run.interrupted:
-            print(f"run {run.run_id} was {run.interrupted}: only the cells finished before it are shown", file=out)
+            print(f"run {run.run_id} stopped early ({run.interrupted}): only the cells finished before it are shown",
+                  file=out)
         elif not run.complete:
             print(f"run {run.run_id} did not finish (still running, or stopped dead): only the cells that came "
                   "back are shown", file=out)
