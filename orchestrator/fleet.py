@@ -276,6 +276,8 @@ class Collector:
         state.result.measurements.extend(found)
         state.cell_results[cell_id] = (found, evidence)
         state.cells_done.add(cell_id)
+        if self.store_results and not state.finished:  # kept at once: a run killed later still has this cell
+            store.save_unfinished_host(self.run_dir, state.dir_name, state.result)
 
     def _store(self, state: HostState, name: str, text: str) -> None:
         if not self.store_results:
@@ -396,4 +398,6 @@ def finish_all(collector: Collector, interrupt: Interrupt) -> None:
     for state in collector.hosts.values():
         collector.finish(state, unfinished)
     collector.run.complete = True
+    if interrupt.requested:
+        collector.run.interrupted = interrupt.reason
     collector.save()

@@ -262,6 +262,8 @@ class Run:
     schema: int = SCHEMA_VERSION
     # False while `sslbench run` is at work: then each finished host is in its own <host>/host.json (store.py)
     complete: bool = True
+    # why the run stopped before its end (a signal, a stop of its own), e.g. "interrupted (Ctrl-C)"; None: it ran out
+    interrupted: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -272,6 +274,7 @@ class Run:
             "command": list(self.command),
             "matrix": self.matrix,
             "complete": self.complete,
+            **({"interrupted": self.interrupted} if self.interrupted else {}),
             "hosts": [h.to_dict() for h in self.hosts],
         }
 

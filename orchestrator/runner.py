@@ -389,10 +389,12 @@ class Interrupt:
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-    def __init__(self) -> None:
+    def __init__(self, results: Path | None = None) -> None:
         self.requested = False
         self.signal_name = ""
         self.cause = ""  # a stop of our own (stop), not a signal's
+        self.aborted = False  # a second signal: stopped at once, without the cleanup on the hosts
+        self.results = results  # where the run is stored, said when it is interrupted
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> Interrupt:
@@ -415,7 +417,16 @@ class Interrupt:
     def reason(self) -> str:
         if self.cause:
             return self.cause
-        return "interrupted (Ctrl-C)" if self.signal_name in ("", "SIGINT") else f"interrupted ({self.signal_name})"
+        said = "interrupted (Ctrl-C)" if self.signal_name in ("", "SIGINT") else f"interrupted ({self.signal_name})"
+        if self.aborted:  # the hosts were left as they were: say what may still be there
+            said += (" and aborted at once: openssl may still run on the hosts, and the logs of cells not brought "
+                     "back stay in their work dir there")
+        return said
+
+    def abort(self) -> None:
+        """The second signal stopped the run at once: what is here is saved; further signals are not heeded
+        (a third Ctrl-C while the results are written would lose them)."""
+        self.requested = self.aborted = True
 
     def stop(self, cause: str) -> None:
         """Stop the run as Ctrl-C does (openssl stopped on the hosts), for `cause`."""
@@ -424,12 +435,15 @@ class Interrupt:
             print(f"sslbench: {cause}: stopping the benchmark on every host ...", file=sys.stderr)
 
     def _handle(self, signum: int, frame: Any) -> None:
+        if self.aborted:
+            return
         if self.requested:  # a second Ctrl-C: the user really wants out now
             raise KeyboardInterrupt
         self.requested = True
         self.signal_name = signal.Signals(signum).name
+        where = f"; finished cells are kept in {self.results}" if self.results else ""
         try:
-            print(f"\nsslbench: {self.signal_name}: stopping the benchmark on every host "
+            print(f"\nsslbench: {self.signal_name}: stopping the benchmark on every host{where} "
                   "(Ctrl-C again to abort at once) ...", file=sys.stderr)
         except OSError:  # SIGHUP: the terminal may be gone
             pass

@@ -91,6 +91,17 @@ def save_host(run_dir: Path, dir_name: str, host: HostResult) -> Path:
     return path
 
 
+def save_unfinished_host(run_dir: Path, dir_name: str, host: HostResult) -> Path:
+    """A host still at work, as it stands after each cell that came back: failed with UNFINISHED until it finishes
+    (save_host then replaces it). A run that dies at once (a second Ctrl-C, a kill -9, a crash) keeps every cell
+    that reached the controller, and says the host did not finish."""
+    data = host.to_dict()
+    data.update(status=HOST_FAILED, reason=UNFINISHED, flags=[*host.flags, "incomplete"])
+    path = host_dir(run_dir, dir_name) / HOST_FILE
+    _write_atomically(path, json.dumps(data, separators=_COMPACT) + "\n")
+    return path
+
+
 def save_run(run_dir: Path, run: Run) -> Path:
     """Write run.json atomically: a crash mid-write never leaves a truncated store.
 

@@ -85,6 +85,7 @@ def report_command(args: argparse.Namespace) -> int:
             runs = store.hosts_of(runs, args.host)
         if not args.runs:
             _say_latest(runs[0], args.results, said, terminal.output_width(args.width, said))
+    _say_unfinished(runs, said)
     notes: list[str] = []
     if args.against == "known":
         known, notes = reference.known_run(args.results)
@@ -121,6 +122,17 @@ def _replace(path: Path, text: str) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _say_unfinished(runs: list[Run], out: TextIO) -> None:
+    """A run that stopped early shows fewer figures than it planned: say so, and why, before its tables."""
+    for run in runs:
+        if run.interrupted:
+            print(f"run {run.run_id} stopped early ({run.interrupted}): only the cells finished before it are shown",
+                  file=out)
+        elif not run.complete:
+            print(f"run {run.run_id} did not finish (still running, or stopped dead): only the cells that came "
+                  "back are shown", file=out)
 
 
 def _say_latest(run: Run, results: Path, out: TextIO, width: int | None) -> None:

@@ -48,15 +48,20 @@ def run_command(args: argparse.Namespace) -> int:
     run = Run(run_id=run_dir.name, created=store.utc_now(), command=redacted_command(["sslbench", *sys.argv[1:]]),
               matrix=options.request.to_dict(), complete=False)
     store.save_run(run_dir, run)
-    with Interrupt() as interrupt, ProgressView() as view, \
+    with Interrupt(results=run_dir) as interrupt, ProgressView() as view, \
             Driver(run_dir, inventory, limit=args.limit, forks=args.forks,
                    insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
                    ansible=ansible, workers=sites) as driver:
         collector = fleet.Collector(run, run_dir, view)
         plans = {}
-        if not interrupt.requested:
-            plans = bench.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
-                                 upgrade=args.upgrade_openssl).run()
+        engine = bench.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
+                              upgrade=args.upgrade_openssl)
+        try:
+            if not interrupt.requested:
+                plans = engine.run()
+        except KeyboardInterrupt:  # Ctrl-C twice: no cleanup on the hosts, but every cell already here is kept
+            interrupt.abort()
+            plans = {name: (state, state.plan) for name, state in collector.hosts.items() if state.plan}
         fleet.record_plans(run, plans, options)
         if sites:  # which site worker ran each host
             run.matrix["workers"] = {name: {"ssh": w.ssh, "hosts": w.hosts} for name, w in driver.workers.items()}
@@ -68,6 +73,8 @@ def run_command(args: argparse.Namespace) -> int:
     print(tables.render_runs([run], args.format, terminal.output_width(args.width)))  # as `sslbench report` prints it
     print_host_summary(run, run_dir)
     if interrupt.requested:
+        print(f"sslbench: {interrupt.reason}; the cells finished before it are kept: sslbench report {run_dir}",
+              file=sys.stderr)
         return interrupt.exit_code
     return 0 if all(h.status == HOST_OK for h in run.hosts) else 1
 

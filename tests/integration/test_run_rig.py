@@ -267,7 +267,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
                              "--algorithms", "sha256,sha512,sha1,md5", "--sizes", "16,1024", "--threads", "1,all",
                              "--api", "evp", "--seconds", "2", "--idle-wait", "0", "--results", str(results),
                              *(["--forks", "1"] if beyond_forks else [])],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         wait_for_first_cell(results, victim)
         run_id = store.list_runs(results)[0].name
@@ -277,7 +277,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
         while time.time() < deadline and not any(" speed " in p for p in run_processes_in(root, run_id)):
             time.sleep(0.1)
         assert any(" speed " in p for p in run_processes_in(root, run_id)), "no openssl running to be stopped"
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the whole process group, ssh included
         out, err = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
@@ -288,6 +288,7 @@ def test_ctrl_c_stops_openssl_on_a_dropbear_host(rig_inventory, rig_hosts, testi
     _, run = load_only_run(results)
     host = next(h for h in run.hosts if h.host == victim)
     assert "interrupted" in host.reason and any(m.status == OK for m in host.measurements)
+    assert run.interrupted == "interrupted (Ctrl-C)"
     assert not exists_on(testinfra_host(victim), work_dir(run.run_id, victim))
 
 

@@ -281,6 +281,23 @@ def test_interrupt_turns_sigint_sigterm_and_sighup_into_a_clean_stop():
         assert signal.getsignal(signum) == before  # handlers restored
 
 
+def test_a_second_ctrl_c_aborts_and_a_third_is_not_heeded_while_the_results_are_saved(tmp_path):
+    import os
+    import signal
+
+    import pytest
+
+    from orchestrator.runner import Interrupt
+
+    with Interrupt(results=tmp_path) as interrupt:
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+        interrupt.abort()
+        os.kill(os.getpid(), signal.SIGINT)  # would raise again before abort(): the saving is not cut short
+    assert interrupt.exit_code == 130 and interrupt.reason.startswith("interrupted (Ctrl-C) and aborted at once")
+
+
 # --- the ansible-playbook options users type, passed through -----------------------------------------------------
 
 def ansible_args(*argv):

@@ -227,3 +227,30 @@ def test_a_run_killed_before_any_host_finished_lists_every_host_as_unfinished_in
         assert "pi4" in text and "did not finish" in text and "refused" in text, text
     records = json_module.loads(tables.render_runs([run], "json"))
     assert [(r["host"], r["status"]) for r in records] == [("pi4", "failed"), ("gone", "unreachable")]
+
+
+def test_a_host_at_work_is_kept_cell_by_cell_and_read_back_as_unfinished(tmp_path):
+    """The Collector saves a host after each cell that comes back: a run killed at once (a second Ctrl-C, kill -9)
+    is read with those cells, the host failed as unfinished; its final save replaces that."""
+    from orchestrator.model import HostResult, Measurement, Run
+
+    run_dir = store.new_run_dir(tmp_path)
+    store.save_run(run_dir, Run(run_id=run_dir.name, created="now", complete=False))
+    at_work = HostResult("a", measurements=[Measurement("sha256", 16, 1e6)], flags=["busy"])
+    store.save_unfinished_host(run_dir, "a", at_work)
+    assert at_work.status == "ok" and at_work.flags == ["busy"]  # the live result is not touched
+    [host] = store.load_run(run_dir).hosts
+    assert (host.status, host.reason, host.flags) == ("failed", store.UNFINISHED, ["busy", "incomplete"])
+    assert [m.algorithm for m in host.measurements] == ["sha256"]
+    store.save_host(run_dir, "a", at_work)
+    assert store.load_run(run_dir).hosts[0].status == "ok"
+
+
+def test_run_json_says_why_a_run_stopped_early_and_only_then(tmp_path):
+    from orchestrator.model import Run
+
+    run_dir = store.new_run_dir(tmp_path)
+    store.save_run(run_dir, Run(run_id=run_dir.name, created="now"))
+    assert "interrupted" not in json.loads((run_dir / store.RUN_FILE).read_text())
+    store.save_run(run_dir, Run(run_id=run_dir.name, created="now", interrupted="interrupted (Ctrl-C)"))
+    assert store.load_run(run_dir).interrupted == "interrupted (Ctrl-C)"
