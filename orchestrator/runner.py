@@ -280,7 +280,10 @@ class InventoryChoice:
     config: str = ""  # the config file that named it (CONFIG)
 
     def said(self) -> str:
-        """One line for the output: a user never measures this machine without being told."""
+        """One line for the output where the inventory is not the one the user typed (-i): a user never measures
+        this machine, or a fleet named elsewhere, without being told; "" for -i."""
+        if self.source is InventorySource.OPTION:
+            return ""
         if self.source is InventorySource.DEFAULT:
             return ("inventory: sslbench's default: this machine only (localhost); name your hosts with -i, "
                     "ANSIBLE_INVENTORY or `inventory =` in ansible.cfg")

@@ -40,7 +40,8 @@ def hosts_command(args: argparse.Namespace) -> int:
     options = plan_options_from_args(args)
     chosen = choose_inventory(args.inventory)
     inventory = chosen.path
-    print(f"sslbench: {chosen.said()}", file=sys.stderr)  # never measure this machine unawares
+    if chosen.said():  # never measure this machine, or a fleet named elsewhere, unawares
+        print(f"sslbench: {chosen.said()}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="sslbench-hosts-") as scratch, Interrupt() as interrupt, \
             ProgressView(live=False, stream=io.StringIO()) as view, \
             Driver(Path(scratch), inventory, limit=args.limit, forks=args.forks,

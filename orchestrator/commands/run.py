@@ -38,7 +38,8 @@ def run_command(args: argparse.Namespace) -> int:
     options = plan_options_from_args(args)
     chosen = choose_inventory(args.inventory)
     inventory = chosen.path
-    print(f"sslbench: {chosen.said()}", file=sys.stderr)  # never measure this machine unawares
+    if chosen.said():  # never measure this machine, or a fleet named elsewhere, unawares
+        print(f"sslbench: {chosen.said()}", file=sys.stderr)
     if args.insecure_no_host_key_check:
         print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
               "network path can impersonate your hosts", file=sys.stderr)

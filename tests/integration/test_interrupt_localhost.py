@@ -41,13 +41,17 @@ def host_logs(run_id: str, pattern: str) -> list[str]:
     return glob.glob(os.path.join(work_dir(run_id, "localhost"), "logs", pattern))
 
 
-def openssl_of(run_id: str) -> list[str]:
-    """Processes still at work in this run's work dir (its runner, its openssl), by their cwd."""
+def openssl_of(run_id: str, *, sleepers: bool = True) -> list[str]:
+    """Processes left in this run's work dir (its runner, its openssl), by their cwd, as `pid name`. A launch
+    that waits for a short matrix sleeps in a `sleep WAIT` of its own, which a stop leaves to end by itself
+    (it burns nothing): `sleepers=False` leaves those out."""
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             if os.readlink(proc / "cwd").startswith(work_dir(run_id, "localhost")):
-                found.append(proc.name)
+                name = (proc / "comm").read_text().strip()
+                if sleepers or name != "sleep":
+                    found.append(f"{proc.name} {name}")
         except OSError:
             continue
     return found
@@ -111,5 +115,6 @@ def test_ctrl_c_to_the_process_group_keeps_every_finished_cell(tmp_path, moment)
         assert "aes-128-gcm" in report.stdout and "(no measurements)" not in report.stdout
     if moment != "twice":  # the stop on the host: no openssl left, the work dir gone
         time.sleep(0.5)
-        assert openssl_of(run_id) == []
+        assert openssl_of(run_id, sleepers=False) == []
         assert not Path(work_dir(run_id, "localhost")).exists()
+        wait_for(lambda: openssl_of(run_id) == [], "the end of the launch's own sleep", timeout=30)
