@@ -102,6 +102,12 @@ class HostLink:
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
+                try:
+                    self._serve()
+                except OSError:  # the task's worker died mid-read (its play failed, e.g. on a vault): nothing to say
+                    return
+
+            def _serve(self) -> None:
                 for line in self.rfile:
                     try:
                         host, play_hosts, outcome, direct = read_report(line.decode("utf-8", "replace"))

@@ -51,3 +51,23 @@ def test_ctrl_c_or_a_step_that_never_answers_ends_it_as_unreachable(monkeypatch)
 def test_a_command_that_cannot_start_is_unreachable():
     out = hostlink.exec_step(["/nonexistent/ssh", "h", "/bin/sh -s"], "true", never)
     assert out.kind == "unreachable" and "/nonexistent/ssh" in out.stderr
+
+
+def test_a_task_whose_worker_dies_mid_line_is_dropped_without_a_traceback(tmp_path, capfd):
+    """A play that dies (a vaulted group_vars without the vault password) resets its tasks' connections: the
+    server drops them quietly, where socketserver would print a ConnectionResetError traceback to the user."""
+    import struct
+
+    link = hostlink.HostLink(tmp_path, lambda *report: None)
+    try:
+        for _ in range(3):
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(str(link.path))
+            client.sendall(b'{"host": "h", "play_hosts": 1}\n')  # asks for its step, then the worker is gone
+            time.sleep(0.1)  # the answer arrives, unread: closing now resets the connection under the server
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        time.sleep(0.3)  # the handler threads read, fail and end
+    finally:
+        link.close()
+    assert "Traceback" not in capfd.readouterr().err
