@@ -711,13 +711,18 @@ def apk_repo_url(host: Host, which: str = "base", root: str = "") -> str:
     return f"http://{FEED_ADDRESS}:{APK_REPO_PORT}/{root}{path}/APKINDEX.tar.gz"
 
 
-def personalize_apk(host: Host, base: Path) -> None:
+def openwrt_release_files(host: Host, base: Path) -> None:
+    """What every OpenWrt release writes about itself: openwrt_release, os-release (linked from /etc), banner."""
     release = f"openwrt/{host.release}"
     copy_fixture(f"{release}/openwrt_release", base / "etc/openwrt_release")
     copy_fixture(f"{release}/os-release", base / "usr/lib/os-release")
     if not (base / "etc/os-release").is_symlink():
         (base / "etc/os-release").symlink_to("../usr/lib/os-release")
     copy_fixture(f"{release}/banner", base / "etc/banner")
+
+
+def personalize_apk(host: Host, base: Path) -> None:
+    openwrt_release_files(host, base)
     copy_fixture("openwrt/apk", base / "usr/bin/apk", 0o755)
     # OpenWrt 25.x: /etc/apk/repositories.d/distfeeds.list, one index URL a line
     write(base / "etc/apk/repositories.d/distfeeds.list",
@@ -837,12 +842,7 @@ def personalize(host: Host, base: Path) -> None:
     elif fam == "openwrt" and host.release in OPENWRT_APK:
         personalize_apk(host, base)
     elif fam == "openwrt":
-        release = f"openwrt/{host.release}"
-        copy_fixture(f"{release}/openwrt_release", base / "etc/openwrt_release")
-        copy_fixture(f"{release}/os-release", base / "usr/lib/os-release")
-        if not (base / "etc/os-release").is_symlink():
-            (base / "etc/os-release").symlink_to("../usr/lib/os-release")
-        copy_fixture(f"{release}/banner", base / "etc/banner")
+        openwrt_release_files(host, base)
         copy_fixture("openwrt/opkg", base / "bin/opkg", 0o755)
         feeds = f"http://{FEED_ADDRESS}:{FEED_PORT}"
         base_path, core_path = feed_paths(host.release)
