@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orchestrator import store, validity  # noqa: E402
+from orchestrator import store
+from orchestrator.evidence import validity
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, Run  # noqa: E402
 
 HOSTS = 1000

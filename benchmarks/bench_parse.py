@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator import gcpause, tables  # noqa: E402
+from orchestrator import gcpause
+from orchestrator.render import tables
 from orchestrator.model import HostResult  # noqa: E402
 from orchestrator.parse import parse_console, parse_speed  # noqa: E402
 from orchestrator.parse.batch import default_jobs, parse_many  # noqa: E402

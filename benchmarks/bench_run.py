@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator import matrix, store  # noqa: E402
+from orchestrator import store
+from orchestrator.run import matrix
 from orchestrator.model import OK  # noqa: E402
 from orchestrator.parse.speed import parse_speed  # noqa: E402
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from orchestrator.runner import DEFAULT_FORKS  # noqa: E402  (sslbench's: a fleet larger is run in passes)
+from orchestrator.run.runner import DEFAULT_FORKS  # noqa: E402  (sslbench's: a fleet larger is run in passes)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALE = ROOT / "tests" / "rig" / "scale.py"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator import store
-from orchestrator.cells import Key, label
+from orchestrator.analysis.cells import Key, label
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, Run
 
 FIRMWARES = (  # (OpenWrt release, revision, kernel, OpenSSL, build options)
@@ -211,7 +211,7 @@ def found_by_trend(runs: list[Run], truth: Truth) -> tuple[set[tuple[str, ...]],
 
     Steps: (host, cell, old firmware, new firmware) of every named step; drifts: ("drift", host, first run id).
     """
-    from orchestrator import trend
+    from orchestrator.analysis import trend
 
     cores = {host: BOARDS[h % len(BOARDS)][3] for h, host in enumerate(truth.hosts)}
     named: set[tuple[str, ...]] = set()

@@ -19,6 +19,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+# How long `openssl speed` times a cell where the program has no -seconds (apps/speed.c): planning (run/matrix.py)
+# and judging a cell's run time (evidence/validity.py) both need them.
+FIXED_SECONDS = 3  # speed.c SECONDS: symmetric cells, per block size
+FIXED_PUBKEY_SECONDS = 10  # speed.c RSA_SECONDS / ECDSA_SECONDS ...: per public-key operation
+
 # Kinds of cells: what `openssl speed` runs for them.
 AEAD = "aead"  # block-cipher AEAD modes through -evp: GCM, CCM, OCB, SIV, GCM-SIV (apps/speed.c tests the mode)
 CIPHER = "cipher"  # every other cipher (CBC, CTR; ChaCha20-Poly1305 too: without -aead speed.c times it as a stream)

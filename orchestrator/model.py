@@ -26,7 +26,7 @@ OK = "ok"
 UNSUPPORTED = "unsupported"
 ERROR = "error"
 
-# Measurement.flags values: conditions that make a figure not comparable (orchestrator/validity.py says when)
+# Measurement.flags values: conditions that make a figure not comparable (orchestrator/evidence/validity.py says when)
 THROTTLED = "throttled"
 HOT = "hot"
 BUSY = "busy"
@@ -38,6 +38,10 @@ ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED, PARTIAL, PARTIAL_C
 
 # Run.source of the published results of known boards (orchestrator/reference): tables mark their hosts
 REFERENCE = "reference"
+
+# The block sizes a line rate is read from: VPN packets (~1400 B) to full TLS records (16 KiB). Insights answer
+# with them, tables list them first, and a known board is quoted at them.
+LINE_BLOCKS = (1024, 16384)
 
 # HostResult.status values
 HOST_OK = "ok"

@@ -6,8 +6,11 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from orchestrator import diff, gcpause, insights, options, store, tables, textsafe, verdict
+from orchestrator import gcpause, store, textsafe
+from orchestrator.analysis import diff, insights, verdict
+from orchestrator.commands import options
 from orchestrator.errors import UserError
+from orchestrator.render import diff_table, tables
 
 EPILOG = """\
 examples:
@@ -94,10 +97,10 @@ def _diff(args: argparse.Namespace) -> int:
             print(xml, end="")
             return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0
         options.write_junit(args.output, xml)
-    print(diff.render(rows, args.format))
+    print(diff_table.render(rows, args.format))
     if args.format in ("table", "markdown"):
         said = _said(args.format)
-        for note in diff.notes(rows):
+        for note in diff_table.notes(rows):
             print(f"note: {said(note)}")
         changes = diff.line_rate_changes(rows, links)
         if changes:

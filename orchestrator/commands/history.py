@@ -7,8 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestrator import diff, store, tables, terminal
+from orchestrator import store, terminal
+from orchestrator.commands.options import add_width_option
+from orchestrator.analysis import diff
 from orchestrator.errors import UserError
+from orchestrator.render import tables
 from orchestrator.units import fmt_date, fmt_time
 
 EPILOG = """\
@@ -32,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="result store (default: results)")
     parser.add_argument("--format", choices=tables.FORMATS, default="table",
                         help="output format (default: table); json lists every run id of each firmware")
-    terminal.add_width_option(parser)
+    add_width_option(parser)
     parser.set_defaults(func=main)
 
 

@@ -10,12 +10,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator import bench, fleet, identity, tables, terminal, units, workers
-from orchestrator.matrix import HostPlan
+from orchestrator import terminal, units
+from orchestrator.analysis import identity
+from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
+                                          plan_options_from_args)
 from orchestrator.model import HOST_OK, OpenSSLBuild, Run
-from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
-from orchestrator.progress import ProgressView
-from orchestrator.runner import AnsibleOptions, Driver, Interrupt, choose_inventory
+from orchestrator.render import tables
+from orchestrator.run import engine, fleet, workers
+from orchestrator.run.matrix import HostPlan
+from orchestrator.run.progress import ProgressView
+from orchestrator.run.runner import AnsibleOptions, Driver, Interrupt, choose_inventory
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--upgrade-openssl", action="store_true", help="plan as `run --upgrade-openssl` would")
     p.add_argument("--format", choices=tables.FORMATS, default="table",
                    help="output format (default: table); json gives numbers as numbers and null where unknown")
-    terminal.add_width_option(p)
+    add_width_option(p)
     p.set_defaults(func=hosts_command)
 
 
@@ -49,7 +53,7 @@ def hosts_command(args: argparse.Namespace) -> int:
                    ansible=AnsibleOptions.from_args(args),
                    workers=workers.from_args(args.worker, args.worker_hosts, args.config)) as driver:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
-        plans = bench.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
+        plans = engine.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
                              upgrade=args.upgrade_openssl, bench=False).run()
     text, notes = render_hosts(collector.hosts, plans, args.format, terminal.output_width(args.width))
     print(text)

@@ -12,11 +12,12 @@ import argparse
 import shutil
 from pathlib import Path
 
-from orchestrator import gcpause, provenance, reference, store
+from orchestrator import gcpause, reference, store
+from orchestrator.analysis import provenance
+from orchestrator.analysis.provenance import merge
 from orchestrator.errors import UserError
 from orchestrator.logfiles import read_text
 from orchestrator.model import ParsedLog, Run
-from orchestrator.provenance import merge
 from orchestrator.parse.batch import parse_many
 from orchestrator.units import count as count_of
 

@@ -7,10 +7,11 @@ import sys
 
 from orchestrator import gcpause
 from orchestrator.errors import UserError
-from orchestrator.logfiles import checked, describe, read_text
+from orchestrator.logfiles import checked, read_text
 from orchestrator.model import ParsedLog
 from orchestrator.parse.batch import map_in_workers, parse_many
 from orchestrator.parse.console import parse_console
+from orchestrator.render.logview import describe
 
 DESCRIPTION = """\
 Read openssl speed output (any OpenSSL version, -evp, -multi, -mr, public-key tables) or a whole captured

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator import gcpause, reference, site, store
+from orchestrator import gcpause, reference, store
+from orchestrator.render import site
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

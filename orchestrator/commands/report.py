@@ -8,13 +8,16 @@ import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from orchestrator import dashboards, insights, reference, report, store, tables, terminal
+from orchestrator import reference, store, terminal
+from orchestrator.commands.options import add_width_option
+from orchestrator.analysis import insights
 from orchestrator.errors import UserError
 from orchestrator.model import Run
+from orchestrator.render import dashboards, report, tables
 from orchestrator.units import fmt_time
 
-PAGE_FORMATS = ("html",)  # written by orchestrator/report.py to -o FILE
-# orchestrator/dashboards.py: for Prometheus and InfluxDB (docs/dashboards.md)
+PAGE_FORMATS = ("html",)  # written by orchestrator/render/report.py to -o FILE
+# orchestrator/render/dashboards.py: for Prometheus and InfluxDB (docs/dashboards.md)
 DASHBOARD_FORMATS = ("openmetrics", "influx")
 
 EPILOG = "views (--view NAME): the sections of the HTML report as terminal tables, without its plots\n" + "\n".join(
@@ -50,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "repeatable")
     p.add_argument("--view", choices=report.VIEWS, metavar="NAME",
                    help="print these sections of the HTML report as terminal tables (see views below)")
-    terminal.add_width_option(p)
+    add_width_option(p)
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="write a report page: one self-contained .html, or .md with the plots as PNGs next to it; "
                         "with openmetrics/influx, the figures (replaced at once: a collector never reads half a file)")
@@ -99,7 +102,7 @@ def report_command(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(text)
         return 0
-    if args.output:  # orchestrator/report.py: the page with the user's answers, tables and plots
+    if args.output:  # orchestrator/render/report.py: the page with the user's answers, tables and plots
         render = report.render_html if args.format == "html" else report.render_markdown
         print(render(runs, args.output, links=links))
         return 0

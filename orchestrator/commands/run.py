@@ -1,6 +1,6 @@
 """`sslbench run`: detect, provision, benchmark every host of an inventory, store and print the results.
 
-The engine is orchestrator/bench.py (each host's steps) and fleet.py (what the hosts say); this is its command line.
+The engine is orchestrator/run/engine.py (each host's steps) and fleet.py (what the hosts say); this is its command line.
 Ctrl-C (or SIGTERM/SIGHUP) stops openssl on the hosts and keeps every finished cell; each host's host.json is saved
 as soon as it finishes, run.json at the end.
 """
@@ -10,11 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestrator import bench, fleet, store, tables, terminal, workers
+from orchestrator import store, terminal
+from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
+                                          plan_options_from_args)
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
-from orchestrator.options import add_common_options, add_matrix_options, plan_options_from_args
-from orchestrator.progress import ProgressView
-from orchestrator.runner import AnsibleOptions, Driver, Interrupt, redacted_command, choose_inventory
+from orchestrator.render import tables
+from orchestrator.run import engine, fleet, workers
+from orchestrator.run.progress import ProgressView
+from orchestrator.run.runner import AnsibleOptions, Driver, Interrupt, choose_inventory, redacted_command
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--upgrade-openssl", action="store_true",
                    help="install/upgrade OpenSSL with the host's package manager even where it is present")
     p.add_argument("--format", choices=tables.FORMATS, default="table", help="format of the table printed at the end")
-    terminal.add_width_option(p)
+    add_width_option(p)
     p.set_defaults(func=run_command)
 
 
@@ -55,11 +58,11 @@ def run_command(args: argparse.Namespace) -> int:
                    ansible=ansible, workers=sites) as driver:
         collector = fleet.Collector(run, run_dir, view)
         plans = {}
-        engine = bench.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
-                              upgrade=args.upgrade_openssl)
+        bench = engine.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
+                             upgrade=args.upgrade_openssl)
         try:
             if not interrupt.requested:
-                plans = engine.run()
+                plans = bench.run()
         except KeyboardInterrupt:  # Ctrl-C twice: no cleanup on the hosts, but every cell already here is kept
             interrupt.abort()
             plans = {name: (state, state.plan) for name, state in collector.hosts.items() if state.plan}

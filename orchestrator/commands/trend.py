@@ -1,13 +1,16 @@
 """`sslbench trend HOST`: every stored run of a host in time order, grouped by firmware; per cell the medians per
 firmware, the steps between consecutive firmware versions, the largest one named, and runs that fall outside their
-firmware's own history (see orchestrator/trend.py for the rules and thresholds)."""
+firmware's own history (see orchestrator/analysis/trend.py for the rules and thresholds)."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from orchestrator import gcpause, options, store, trend, verdict
+from orchestrator import gcpause, store
+from orchestrator.analysis import trend, verdict
+from orchestrator.commands import options
 from orchestrator.errors import UserError
+from orchestrator.render import trend_table
 
 EPILOG = f"""\
 examples:
@@ -34,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--api", default="", metavar="evp|legacy|none,...", help="only these APIs")
     parser.add_argument("--threads", default="", metavar="N,...", help="only these thread counts")
     parser.add_argument("--size", default="", metavar="BYTES,...", help="only these block sizes")
-    options.add_ci_options(parser, trend.FORMATS)
+    options.add_ci_options(parser, trend_table.FORMATS)
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     parser.set_defaults(func=main)
@@ -62,11 +65,11 @@ def main(args: argparse.Namespace) -> int:
         xml = verdict.junit_xml(cases, f"sslbench trend {args.host}", pct)
         if args.output:
             options.write_junit(args.output, xml)
-            print(trend.render(result, "table"))
+            print(trend_table.render(result, "table"))
         else:
             print(xml, end="")
     else:
-        print(trend.render(result, args.format))
+        print(trend_table.render(result, args.format))
     if pct is None:
         return 0
     if args.format in ("table", "markdown") or args.output:

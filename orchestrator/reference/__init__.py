@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import store
-from orchestrator.cells import Key, best_core, host_cells, key_of, medians
+from orchestrator.analysis.cells import Key, best_core, host_cells, key_of, medians
 from orchestrator.errors import UserError
 from orchestrator.logfiles import read_text
-from orchestrator.model import REFERENCE, CpuFacts, HostResult, Measurement, OpenSSLBuild, Run
+from orchestrator.model import LINE_BLOCKS, REFERENCE, CpuFacts, HostResult, Measurement, OpenSSLBuild, Run
 from orchestrator.parse import parse_console
 
 KNOWN_DIR = Path(__file__).resolve().parent / "known"
@@ -380,7 +380,7 @@ def known_run(results: Path | None = None, directory: Path = KNOWN_DIR) -> tuple
 def _entry_dir(root: Path, entry_id: str) -> Path:
     """The directory for a new reference `entry_id` under `root`: store.safe_name, plus 8 hex digits of the id's
     SHA-256 when another entry already has that directory or one that differs only in case (the store's rule for
-    host directories, orchestrator/fleet.py): `路由器` and `交换机` both sanitise to `_`, `a/b` and `a_b` to `a_b`.
+    host directories, orchestrator/run/fleet.py): `路由器` and `交换机` both sanitise to `_`, `a/b` and `a_b` to `a_b`.
     An entry with this very id already stored is an error naming its directory."""
     taken = []
     for path in sorted(root.iterdir()) if root.is_dir() else []:
@@ -429,7 +429,6 @@ def add(entry: Entry, log: Path | None, results: Path, command: list[str] | None
 # The figures a line-rate comparison quotes of a known board, in order of preference: the AEADs of
 # insights.line_rates first, then aes-128-gcm (router-map's and many router threads' cipher), then any other.
 QUOTE_ALGORITHMS = ("aes-256-gcm", "chacha20-poly1305", "aes-128-gcm")
-QUOTE_BLOCKS = (1024, 16384)  # insights.LINE_BLOCKS: VPN packets to full TLS records
 
 
 @dataclass
@@ -462,7 +461,7 @@ def entries_of(run: Run) -> dict[str, dict[str, Any]]:
 
 
 def quote(entry: dict[str, Any], result: HostResult) -> Quote | None:
-    """The figure to quote for a known board (QUOTE_ALGORITHMS first; the smallest block of QUOTE_BLOCKS measured,
+    """The figure to quote for a known board (QUOTE_ALGORITHMS first; the smallest block of LINE_BLOCKS measured,
     else the largest; a cell before a figure the source gives without block size), or None without throughput."""
     candidates: list[tuple[str, int | None, int, float, bool]] = []  # algorithm, block, threads, bytes/s, placed
     cells = host_cells(result)
@@ -489,7 +488,7 @@ def quote(entry: dict[str, Any], result: HostResult) -> Quote | None:
     placed = any(c[4] for c in rows)
     rows = [c for c in rows if c[4] == placed]
     blocks = sorted({c[1] for c in rows if c[1] is not None})
-    in_range = [b for b in blocks if QUOTE_BLOCKS[0] <= b <= QUOTE_BLOCKS[1]]
+    in_range = [b for b in blocks if LINE_BLOCKS[0] <= b <= LINE_BLOCKS[1]]
     block = in_range[0] if in_range else (blocks[-1] if blocks else None)
     rows = [c for c in rows if c[1] == block]
     one = max((c[3] for c in rows if c[2] == 1), default=None)

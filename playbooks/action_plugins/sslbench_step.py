@@ -2,8 +2,8 @@
 script on stdin (no Python on the host, no remote temp file, no command-length limit: dropbear refuses commands
 over 9000 bytes).
 
-Two ways, one task per host either way (orchestrator/bench.py decides every step):
-- socket=PATH (the controller's Unix socket, orchestrator/hostlink.py): ask the controller for the host's next
+Two ways, one task per host either way (orchestrator/run/engine.py decides every step):
+- socket=PATH (the controller's Unix socket, orchestrator/run/hostlink.py): ask the controller for the host's next
   step, wait as long as it says, run it, report the output, and so on until it says `end`. One task carries the
   host through detect, install, launch, polls and cleanup, so a run costs one ansible-playbook and one worker per
   host, as plain Ansible does. The controller says `end` early (the host is asked again in a later pass) when

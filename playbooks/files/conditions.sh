@@ -20,7 +20,7 @@
 #
 # Output is line-based between `@@ begin sslbench-<kind> 1 LABEL` and `@@ end sslbench-<kind>`,
 # one `@@ SECTION [NAME]` line per section; a file the host lacks gives a `note:` line instead.
-# orchestrator/parse/conditions.py reads it.  SSLBENCH_SYSROOT (tests) prefixes /proc and /sys
+# orchestrator/evidence/conditions.py reads it.  SSLBENCH_SYSROOT (tests) prefixes /proc and /sys
 # for the snapshot files; process-related reads (/proc/PID/stat) always use the real /proc.
 # Sourcing it with SSLBENCH_CONDITIONS_LIB=1 only defines the functions.
 

@@ -7,7 +7,7 @@ show_file() {
         cat "$1" 2>/dev/null
     fi
 }
-# The lists come from the controller (orchestrator/platforms.py), set before this script by the detect task.
+# The lists come from the controller (orchestrator/run/platforms.py), set before this script by the detect task.
 for f in ${SSLBENCH_RELEASE_FILES:-}; do
     show_file "$f"
 done

@@ -20,11 +20,10 @@ from pathlib import Path
 import pytest
 
 from orchestrator import store
-from orchestrator.model import HOST_OK, OK
-from orchestrator.parse.conditions import parse_cell
-from orchestrator.protocol import split_evidence
-from orchestrator.model import BUSY
-from orchestrator.validity import THRESHOLDS
+from orchestrator.evidence.conditions import parse_cell
+from orchestrator.evidence.validity import THRESHOLDS
+from orchestrator.model import BUSY, HOST_OK, OK
+from orchestrator.parse.protocol import split_evidence
 
 pytestmark = [pytest.mark.rig, pytest.mark.slow]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.evidence.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.evidence.validity import host_verdict
 from orchestrator.model import BUSY
-from orchestrator.validity import host_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "playbooks" / "files" / "conditions.sh"

@@ -17,10 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 from test_conditions import RK3576, SCRIPT, SHELL_IDS, SHELLS, make_sysroot, run_script  # noqa: E402
 
-from orchestrator.parse.conditions import parse_cell, parse_idle  # noqa: E402
+from orchestrator.evidence.conditions import parse_cell, parse_idle  # noqa: E402
 from orchestrator.parse.speed import parse_speed  # noqa: E402
 from orchestrator.model import BUSY  # noqa: E402
-from orchestrator.validity import cell_verdict  # noqa: E402
+from orchestrator.evidence.validity import cell_verdict  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

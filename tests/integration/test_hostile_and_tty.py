@@ -15,7 +15,7 @@ import yaml
 
 from orchestrator import store
 from orchestrator.model import HOST_OK, OK
-from orchestrator.report import VIEWS
+from orchestrator.render.report import VIEWS
 
 pytestmark = pytest.mark.rig
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator import store
-from orchestrator.bench import work_dir
 from orchestrator.model import HOST_FAILED, OK
+from orchestrator.run.engine import work_dir
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl on this machine")]

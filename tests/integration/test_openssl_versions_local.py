@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import methods, store
-from orchestrator.cells import host_cells, run_timer
+from orchestrator.analysis.cells import host_cells, run_timer
 
 SSLBENCH = str(Path(sys.executable).parent / "sslbench")
 CACHE = Path(os.environ.get("SSLBENCH_RIG_CACHE", "/srv/sslbench-rig"))

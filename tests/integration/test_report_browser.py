@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import report
 from orchestrator.model import CpuFacts, HostResult, Measurement, Run
+from orchestrator.render import report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

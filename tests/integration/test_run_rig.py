@@ -17,8 +17,8 @@ import yaml
 from conftest import exists_on
 
 from orchestrator import store
-from orchestrator.bench import work_dir
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
+from orchestrator.run.engine import work_dir
 
 pytestmark = pytest.mark.rig
 

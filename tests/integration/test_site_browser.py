@@ -25,7 +25,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from orchestrator import reference, site, store
+from orchestrator import reference, store
+from orchestrator.render import site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

@@ -1,4 +1,4 @@
-"""A fleet without SSH for the run engine's unit tests (orchestrator/bench.py): the engine's real socket, spoken to
+"""A fleet without SSH for the run engine's unit tests (orchestrator/run/engine.py): the engine's real socket, spoken to
 as playbooks/action_plugins/sslbench_step.py speaks to it, by hosts that answer each step's script from a function;
 and a virtual clock, so the engine's waits (polls at a host's ETA, retries after 5 s) take no time."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from orchestrator import bench, fleet
-from orchestrator.hostlink import Outcome
-from orchestrator.runner import CLEANUP_PLAYBOOK, AnsibleOptions, HostEvent
+from orchestrator.run import engine, fleet
+from orchestrator.run.hostlink import Outcome
+from orchestrator.run.runner import CLEANUP_PLAYBOOK, AnsibleOptions, HostEvent
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MR_LOG = (DATA / "speed" / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt").read_text()
@@ -27,7 +27,7 @@ class Clock:
         self.now = 1000.0
         self._lock = threading.Lock()
         fake = types.SimpleNamespace(monotonic=lambda: self.now, sleep=self.sleep, time=lambda: self.now)
-        monkeypatch.setattr(bench, "time", fake)
+        monkeypatch.setattr(engine, "time", fake)
         monkeypatch.setattr(fleet, "time", fake)
 
     def sleep(self, seconds: float) -> None:
@@ -124,13 +124,13 @@ class FakeDriver:
             return self.status
         if self.abort:
             for name in names:
-                on_event(HostEvent(kind="start", host=name, task=bench.STEP_TASK))
+                on_event(HostEvent(kind="start", host=name, task=engine.STEP_TASK))
             self.aborted = self.abort
             return "failed"
         for name in names:
-            on_event(HostEvent(kind="start", host=name, task=bench.STEP_TASK))
+            on_event(HostEvent(kind="start", host=name, task=engine.STEP_TASK))
             self._task(extravars["sslbench_socket"], name, len(names))
-            on_event(HostEvent(kind="ok", host=name, task=bench.STEP_TASK))
+            on_event(HostEvent(kind="ok", host=name, task=engine.STEP_TASK))
         return self.status
 
     def _task(self, path: str, name: str, play_hosts: int) -> None:

@@ -1,4 +1,4 @@
-"""The bench phase's decisions (orchestrator/bench.py): when each host is asked again, and what makes it done,
+"""The bench phase's decisions (orchestrator/run/engine.py): when each host is asked again, and what makes it done,
 dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` produces them."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import bench, protocol
+from orchestrator.parse import protocol
+from orchestrator.run import engine as bench
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
-from orchestrator.runner import host_event
-from orchestrator.runner import HostEvent
+from orchestrator.run.runner import HostEvent, host_event
 from test_runner import make_collector, runner_event
 
 
@@ -140,9 +140,9 @@ def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_
 
 def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, sizes=(1024,), **driver_kw):
     from fake_fleet import FakeDriver
-    from orchestrator.fleet import PlanOptions
-    from orchestrator.matrix import MatrixRequest
-    from orchestrator.runner import Interrupt
+    from orchestrator.run.fleet import PlanOptions
+    from orchestrator.run.matrix import MatrixRequest
+    from orchestrator.run.runner import Interrupt
 
     driver = FakeDriver(tmp_path, hosts, forks=forks, **driver_kw)
     collector, _ = make_collector(tmp_path)
@@ -233,7 +233,7 @@ def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_
 
 def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_path, monkeypatch):
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     Clock(monkeypatch)
     no_openssl = router("rig-openwrt2.detect.txt")
@@ -256,7 +256,7 @@ def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, 
     """Aliases of one dropbear box (5 unauthenticated connections per client), or 30 hosts behind one bastion
     (MaxStartups): the server resets some detect connections. Those hosts are asked again; a refused one is not."""
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     Clock(monkeypatch)
     said = {"busy": ["kex_exchange_identification: read: Connection reset by peer"],
@@ -282,7 +282,7 @@ def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, 
 
 def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, monkeypatch):
     from fake_fleet import Clock
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     Clock(monkeypatch)
 
@@ -299,8 +299,8 @@ def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(t
 def test_a_poll_that_cannot_connect_is_retried_with_backoff_then_the_host_is_unreachable_and_cleaned_up(
         tmp_path, monkeypatch):
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
-    from orchestrator.runner import CLEANUP_PLAYBOOK
+    from orchestrator.run.hostlink import Outcome
+    from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
     clock = Clock(monkeypatch)
     ok = router(finished_after=5)  # still running when its launch stops waiting: polled after
@@ -408,7 +408,7 @@ def test_a_pass_that_failed_without_a_site_worker_does_not_blame_one(tmp_path, m
 
 
 def test_ansibles_error_lines_are_its_words_of_every_version():
-    from orchestrator.runner import ansible_error
+    from orchestrator.run.runner import ansible_error
 
     assert ansible_error("\nPLAY [all] ***\n\nTASK [x] ***\n[ERROR]: Attempting to decrypt but no vault secrets "
                          "found.\n") == "Attempting to decrypt but no vault secrets found."
@@ -431,7 +431,7 @@ def test_ansibles_error_lines_are_its_words_of_every_version():
 
 def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
     from fake_fleet import Clock, router
-    from orchestrator import fleet
+    from orchestrator.run import fleet
 
     Clock(monkeypatch)
     real_apply = fleet.apply_facts
@@ -571,8 +571,8 @@ def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(
     """Every figure is here when the forget runs: losing its answer must not fail the host (it did: the poll
     after it found no work dir), but the dir must not stay on the router either."""
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
-    from orchestrator.runner import CLEANUP_PLAYBOOK
+    from orchestrator.run.hostlink import Outcome
+    from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
     Clock(monkeypatch)
     ok = router(finished_after=2)
@@ -594,7 +594,7 @@ def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_c
     """A launch that waited removes the work dir once it printed everything: if that output never arrives, the
     host is launched again (the cells run again); nothing is counted from a launch that was not heard."""
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     Clock(monkeypatch)
     ok = router()
@@ -633,7 +633,7 @@ def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_pat
     next poll (told to ship again) finds no work dir, and the host is launched again for the cells not stored
     rather than failed."""
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     Clock(monkeypatch)
     ok = router()
@@ -679,7 +679,7 @@ def test_a_lost_last_poll_on_a_real_shell_runs_the_missing_cells_again_and_leave
     is cut short on the way; the next poll finds no work dir, the cells run again, and the host ends ok with every
     cell, nothing left in /tmp."""
     from fake_fleet import router
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     shell = [shutil.which("busybox"), "sh", "-s"] if shutil.which("busybox") else ["/bin/sh", "-s"]
     polls = []
@@ -713,7 +713,7 @@ def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_a
     """A poll's logs are moved to shipped/ once printed: when that output is lost, the next poll says `again`
     (run.sh then ships them again), and only until one answer comes back whole."""
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     Clock(monkeypatch)
     ok = router(finished_after=2)
@@ -736,7 +736,7 @@ def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_s
     """No answer was lost, yet the work dir is gone (a reboot, /tmp cleaned): the cells are not run again behind
     the user's back; the host fails with the reason (it used to be the shell's `can't open run.sh`)."""
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
+    from orchestrator.run.hostlink import Outcome
 
     Clock(monkeypatch)
     ok = router()
@@ -775,8 +775,8 @@ def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, monkeypat
     """The runner is detached the moment the launch runs: a Ctrl-C before its answer came back must still
     send the cleanup (stop openssl, remove the work dir) to that host."""
     from fake_fleet import Clock, router
-    from orchestrator.hostlink import Outcome
-    from orchestrator.runner import CLEANUP_PLAYBOOK
+    from orchestrator.run.hostlink import Outcome
+    from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
     Clock(monkeypatch)
     ok = router()

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from orchestrator.budget import CELL_OVERHEAD_SECONDS, fit_budget, parse_duration, planned_seconds
 from orchestrator.errors import UserError
+from orchestrator.run.budget import CELL_OVERHEAD_SECONDS, fit_budget, parse_duration, planned_seconds
 
 ALL_SIZES = (16, 64, 256, 1024, 8192, 16384)
 OLD_SIZES = (16, 64, 256, 1024, 8192)
@@ -151,7 +151,7 @@ def test_overheads_count():
 # --- in `sslbench run` / `hosts`: the real planner per host, the options checked up front ---------------
 
 def host_state(version="OpenSSL 3.0.19", cpus=4, pins=()):
-    from orchestrator.fleet import HostState
+    from orchestrator.run.fleet import HostState
     from orchestrator.model import HostResult, OpenSSLBuild
 
     state = HostState(name="box", result=HostResult(host="box", openssl=OpenSSLBuild(version=version)),
@@ -161,8 +161,8 @@ def host_state(version="OpenSSL 3.0.19", cpus=4, pins=()):
 
 
 def test_run_fits_each_hosts_real_plan_and_says_what_went():
-    from orchestrator.fleet import SNAPSHOT_SECONDS, PlanOptions, plan_for
-    from orchestrator.matrix import MatrixRequest
+    from orchestrator.run.fleet import SNAPSHOT_SECONDS, PlanOptions, plan_for
+    from orchestrator.run.matrix import MatrixRequest
 
     state = host_state()
     full = plan_for(host_state(), MatrixRequest())
@@ -178,8 +178,8 @@ def test_run_fits_each_hosts_real_plan_and_says_what_went():
 
 
 def test_a_budget_too_small_says_so_and_runs_the_smallest_plan():
-    from orchestrator.fleet import PlanOptions, plan_for
-    from orchestrator.matrix import MatrixRequest
+    from orchestrator.run.fleet import PlanOptions, plan_for
+    from orchestrator.run.matrix import MatrixRequest
 
     state = host_state()
     plan = plan_for(state, PlanOptions(request=MatrixRequest(), budget_seconds=5, idle_wait=60))
@@ -188,8 +188,8 @@ def test_a_budget_too_small_says_so_and_runs_the_smallest_plan():
 
 
 def test_big_little_pins_count_in_the_budget_and_are_noted():
-    from orchestrator.fleet import PlanOptions, plan_for
-    from orchestrator.matrix import MatrixRequest
+    from orchestrator.run.fleet import PlanOptions, plan_for
+    from orchestrator.run.matrix import MatrixRequest
 
     pinned = host_state(pins=[(7, "Cortex-A72"), (3, "Cortex-A53")])
     request = MatrixRequest(algorithms=("sha256",), sizes=(1024,), seconds=1, apis=("evp",))

@@ -1,6 +1,7 @@
 """The measured cell: one key for "the same figure", a host's measurements grouped, medians, the best cluster."""
-from orchestrator import cells
-from orchestrator.cells import Key
+from orchestrator.analysis import cells
+from orchestrator.analysis.cells import Key
+from orchestrator.evidence import validity
 from orchestrator.model import HostResult, Measurement, Run
 
 
@@ -43,7 +44,7 @@ def test_best_core_quotes_the_best_cluster_under_a_key_without_cpu():
 def test_carried_flags_and_a_short_progress_line():
     result = HostResult("box", flags=["throttled", "cores-offline"], measurements=[
         tp(1.0, flags=["hot", "some-note"]), tp(1.0, block=16, seconds=2.1), tp(1.0, block=64, seconds=2.99)])
-    grouped = cells.host_cells(result, nominal=3.0)  # 2.1 s of CPU on a 3 s cell: busy
+    grouped = cells.host_cells(result, busy_below=validity.busy_below(3.0))  # 2.1 s of CPU on a 3 s cell: busy
     assert grouped[Key("aes-256-gcm", "evp", None, 1, 1024)].flags == {"throttled", "cores-offline", "hot"}
     assert grouped[Key("aes-256-gcm", "evp", None, 1, 16)].flags == {"throttled", "cores-offline", "busy"}
     assert "busy" not in grouped[Key("aes-256-gcm", "evp", None, 1, 64)].flags
@@ -62,7 +63,7 @@ def test_sort_key_orders_public_key_rows_and_clusters():
 
 
 def test_a_flat_record_has_its_measurements_key():
-    from orchestrator import tables
+    from orchestrator.render import tables
 
     m = tp(1.0, cpu="Cortex-A55", threads=1)
     [record] = tables.records([HostResult("board", measurements=[m])])

@@ -5,9 +5,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from orchestrator.clusters import Cluster, detect_clusters, pin_plan, pin_targets, pinning_held
+from orchestrator.evidence.clusters import Cluster, detect_clusters, pin_plan, pin_targets, pinning_held
+from orchestrator.evidence.conditions import parse_cell, parse_conditions
 from orchestrator.model import CpuFacts
-from orchestrator.parse.conditions import parse_cell, parse_conditions
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -115,7 +115,7 @@ def test_no_sysfs_falls_back_to_the_stat_lines():
 
 
 def test_pinned_cpu_from_the_command_line():
-    from orchestrator.clusters import pinned_cpu_of
+    from orchestrator.evidence.clusters import pinned_cpu_of
 
     assert pinned_cpu_of("taskset -c 7 /usr/bin/openssl speed -mr") == 7
     assert pinned_cpu_of("/usr/bin/openssl speed -mr -multi 4") is None
@@ -164,7 +164,7 @@ def detect_output(tmp_path: Path, root: Path, with_taskset: bool = True) -> str:
 
 
 def facts_of(text: str):
-    from orchestrator.fleet import HostState, apply_facts
+    from orchestrator.run.fleet import HostState, apply_facts
     from orchestrator.model import HostResult
 
     state = HostState(name="h", result=HostResult(host="h"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.parse.conditions import (
+from orchestrator.evidence.conditions import (
     blocks,
     millidegrees_to_c,
     parse_all_conditions,

@@ -18,9 +18,12 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as prometheus_families
 
 import fleet_store
-from orchestrator import cells, dashboards, identity, stats
-from orchestrator.dashboards import PUBLIC_KEY, RUN_TIME, THROUGHPUT
+from orchestrator import stats
+from orchestrator.analysis import cells, identity
+from orchestrator.evidence import validity
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, Run
+from orchestrator.render import dashboards
+from orchestrator.render.dashboards import PUBLIC_KEY, RUN_TIME, THROUGHPUT
 
 HOSTILE = 'gw "A"\\b\nc=d e,f'  # quotes, a backslash, a newline, =, space and comma
 
@@ -30,7 +33,7 @@ def expected(runs: list[Run], newest_only: bool = True) -> dict[tuple, tuple[str
     out: dict[tuple, tuple[dict[str, str], float, float]] = {}
     for run in sorted(runs, key=dashboards.run_time):
         for result in run.hosts:
-            for key, cell in cells.host_cells(result, cells.requested_seconds(run)).items():
+            for key, cell in cells.host_cells(result, validity.busy_below(cells.requested_seconds(run))).items():
                 if not cell.samples:
                     continue
                 labels = {"host": result.host, "board": result.cpu.system_type or result.cpu.model or "",

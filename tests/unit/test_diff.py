@@ -6,9 +6,11 @@ import re
 
 import pytest
 
-from orchestrator import cli, diff, store
+from orchestrator import cli, store
+from orchestrator.analysis import diff
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Measurement, OsFacts, Run
+from orchestrator.render import diff_table
 
 
 def throughput(values, algorithm="aes-256-gcm", block=1024, threads=1, api="evp", **extra):
@@ -41,7 +43,7 @@ def test_overlapping_samples_are_not_significant_and_show_tilde():
     new = make_run("b", [HostResult("r1", measurements=throughput([101, 99, 100, 103, 97]))])
     (row,) = diff.diff_runs(old, new)
     assert row.significant is False
-    text = diff.render([row], "table")
+    text = diff_table.render([row], "table")
     assert "~" in text.splitlines()[-1]
     assert "n=5+5" in text
 
@@ -49,7 +51,7 @@ def test_overlapping_samples_are_not_significant_and_show_tilde():
 def test_single_samples_give_null_significance_in_json():
     old = make_run("a", [HostResult("r1", measurements=throughput([100e6]))])
     new = make_run("b", [HostResult("r1", measurements=throughput([110e6]))])
-    (record,) = json.loads(diff.render(diff.diff_runs(old, new), "json"))
+    (record,) = json.loads(diff_table.render(diff.diff_runs(old, new), "json"))
     for key in ("host", "algorithm", "block_size", "threads", "old", "new", "delta_pct", "significant", "api"):
         assert key in record
     assert record["significant"] is None
@@ -205,7 +207,7 @@ def test_notes_explain_missing_and_weak_verdicts():
     rows = diff.diff_runs(
         make_run("a", [HostResult("h", measurements=throughput([1.0]) + throughput([1.0, 2.0], block=16))]),
         make_run("b", [HostResult("h", measurements=throughput([2.0]) + throughput([3.0, 4.0], block=16))]))
-    assert diff.notes(rows) == [
+    assert diff_table.notes(rows) == [
         "1 of 2 cells has one sample on a side: no verdict (sslbench run --repeat 4 or more)",
         "1 cell has fewer than 4 samples on a side: need >= 4 to detect a change at alpha 0.05",
     ]
@@ -219,14 +221,14 @@ def test_too_few_repeats_are_counted_per_cluster_and_noted_not_flagged():
     rows = diff.diff_runs(make_run("a", [board([100.0, 101.0], [40.0, 41.0])]),
                           make_run("b", [board([90.0, 91.0], [30.0, 31.0])]))
     assert [(r.cpu, r.old_n, r.new_n, r.flags) for r in rows] == [("Cortex-A53", 2, 2, []), ("Cortex-A72", 2, 2, [])]
-    assert "p=0.333 n=2+2" in diff.render(rows, "table")
-    assert diff.notes(rows) == [
+    assert "p=0.333 n=2+2" in diff_table.render(rows, "table")
+    assert diff_table.notes(rows) == [
         "2 cells have fewer than 4 samples on a side: need >= 4 to detect a change at alpha 0.05"]
 
 
 def test_busy_from_progress_seconds_uses_validity_threshold():
     """diff flags a short progress line by validity.py's rule, not a copy of its own."""
-    from orchestrator import validity
+    from orchestrator.evidence import validity
 
     nominal = 3.0
     for seconds in (2.0, 2.6, 2.69, 2.7, 2.75, 2.99, 3.0):
@@ -264,12 +266,12 @@ def test_table_and_markdown_layout():
           + [Measurement("rsa2048", operation="sign", ops_per_second=3344.0, flags=["busy"])])
     rows = diff.diff_runs(make_run("a", [HostResult("router-1", measurements=ms)]),
                           make_run("b", [HostResult("router-1", measurements=ms[:3]), HostResult("x", measurements=ms)]))
-    assert diff.render(rows, "table") == DIFF_TABLE
-    assert diff.render(rows, "markdown") == DIFF_MARKDOWN
-    assert diff.render([], "table") == (
+    assert diff_table.render(rows, "table") == DIFF_TABLE
+    assert diff_table.render(rows, "markdown") == DIFF_MARKDOWN
+    assert diff_table.render([], "table") == (
         "host    algorithm    api    threads    block    old    new    delta    p    flags\n"
         "------  -----------  -----  ---------  -------  -----  -----  -------  ---  -------")
-    assert diff.render([], "markdown") == (
+    assert diff_table.render([], "markdown") == (
         "| host   | algorithm   | api   | threads   | block   | old   | new   | delta   | p   | flags   |\n"
         "|--------|-------------|-------|-----------|---------|-------|-------|---------|-----|---------|")
 

@@ -1,4 +1,4 @@
-"""The judges read the parsed evidence through parse/conditions.py's readers, so a run.json whose
+"""The judges read the parsed evidence through evidence/conditions.py's readers, so a run.json whose
 evidence has an odd shape (a section null, a list where a dict was, an older layout) degrades to
 "no evidence" instead of a traceback in `report` or `diff`."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.clusters import detect_clusters, host_pins, pinning_held
-from orchestrator.parse import conditions as ev
-from orchestrator.validity import cell_verdict, crypto_evidence, host_verdict, measured_mhz, offline_cpus
+from orchestrator.evidence import conditions as ev
+from orchestrator.evidence.clusters import detect_clusters, host_pins, pinning_held
+from orchestrator.evidence.validity import cell_verdict, crypto_evidence, host_verdict, measured_mhz, offline_cpus
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "conditions"
 BEFORE = ev.parse_conditions((DATA / "rk3576-before.txt").read_text())

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import cli, reference, site
+from orchestrator import cli, reference
+from orchestrator.render import site
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "speed"
 GCM_X86 = DATA / "openssl-3.0.19-x86_64-evp-aes-128-gcm.txt"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from fleet_store import RUN_JAN, RUN_MAR, RUN_NEW, RUN_PI, fleet_runs, nightly_runs, save
-from orchestrator import cli, report, tables, terminal
+from orchestrator import cli, terminal
+from orchestrator.render import report, tables
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from orchestrator import hostlink
+from orchestrator.run import hostlink
 
 
 def never() -> bool:

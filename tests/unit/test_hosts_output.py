@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import fleet
+from orchestrator.analysis.identity import os_label
 from orchestrator.cli import build_parser
 from orchestrator.commands.hosts import render_hosts
-from orchestrator.identity import os_label
+from orchestrator.commands.options import plan_options_from_args
 from orchestrator.model import HOST_UNREACHABLE, HostResult, OsFacts, Run
-from orchestrator.progress import ProgressView
-from orchestrator.options import plan_options_from_args
+from orchestrator.run import fleet
+from orchestrator.run.progress import ProgressView
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DETECTED = sorted((DATA / "detect").glob("*.detect.txt")) + [
@@ -26,9 +26,9 @@ def detected_fleet(*words: str) -> tuple[dict[str, fleet.HostState], dict[str, t
     import tempfile
 
     from fake_fleet import FakeDriver
-    from orchestrator import bench
-    from orchestrator.hostlink import Outcome
-    from orchestrator.runner import Interrupt
+    from orchestrator.run import engine
+    from orchestrator.run.hostlink import Outcome
+    from orchestrator.run.runner import Interrupt
 
     args = build_parser("hosts").parse_args(["hosts", *words])
 
@@ -43,7 +43,7 @@ def detected_fleet(*words: str) -> tuple[dict[str, fleet.HostState], dict[str, t
         driver = FakeDriver(Path(scratch), hosts)
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch) / "run",
                                     ProgressView(live=False, stream=io.StringIO()), store_results=False)
-        plans = bench.Engine(driver, collector, plan_options_from_args(args), Interrupt(),
+        plans = engine.Engine(driver, collector, plan_options_from_args(args), Interrupt(),
                              no_provision=args.no_provision, upgrade=args.upgrade_openssl, bench=False).run()
     return collector.hosts, plans
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from orchestrator import identity
+from orchestrator.analysis import identity
 from orchestrator.model import HostResult, Measurement, OpenSSLBuild, OsFacts
 
 OPTIONS = "bn(64,32) rc4(char) des(long) aes(partial) blowfish(ptr)"

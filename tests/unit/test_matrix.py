@@ -1,10 +1,10 @@
 """Matrix planning per OpenSSL version: capabilities, cells, unsupported cells with reasons, ETA."""
 import pytest
 
-from orchestrator import matrix
 from orchestrator.errors import UserError
-from orchestrator.matrix import MatrixRequest, capabilities, plan_host
 from orchestrator.model import UNSUPPORTED
+from orchestrator.run import matrix
+from orchestrator.run.matrix import MatrixRequest, capabilities, plan_host
 
 
 def plan(version, cpus=2, **request):

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import cli, identity, methods, store
-from orchestrator.cells import host_cells
+from orchestrator import cli, methods, store
+from orchestrator.analysis import identity
+from orchestrator.analysis.cells import host_cells
 from orchestrator.model import HostResult, Measurement, OpenSSLBuild, OsFacts, Run
 from orchestrator.parse import parse_console, parse_openssl_build
 
@@ -203,8 +204,8 @@ def test_newest_runs_drift_of_a_young_firmware_is_flagged_and_fails(planted, cap
 def test_kernel_paths_from_a_real_proc_crypto_snapshot():
     """rk3576 (tests/data/conditions): the kernel's gcm(aes) is gcm-aes-ce at priority 300; nothing for WireGuard's
     chacha20/poly1305 was loaded, which is said rather than guessed."""
-    from orchestrator import insights
-    from orchestrator.parse.conditions import parse_conditions
+    from orchestrator.analysis import insights
+    from orchestrator.evidence.conditions import parse_conditions
 
     snapshot = parse_conditions((DATA.parent / "conditions" / "rk3576-before.txt").read_text())
     paths = {p.path: p.said for p in insights.kernel_paths(HostResult("rk", conditions={"before": snapshot}))}
@@ -262,7 +263,7 @@ def test_site_host_page_says_the_method_changed(tmp_path):
 
 
 def test_report_of_the_two_runs_names_the_method_change_and_plots_no_bar_for_it(tmp_path):
-    from orchestrator import report
+    from orchestrator.render import report
 
     old, new = _published(OLD_LOG), _published(NEW_LOG)
     runs = [Run(f"2026050{day}T000000Z-000{day}", f"2026-05-0{day}T00:00:00+00:00", matrix={"timing": "elapsed"},
@@ -333,7 +334,7 @@ def _imported(sizes: tuple[int, ...], version: str = "3.0.15") -> HostResult:
 def test_aead_use_is_read_from_the_run_or_the_block_lengths():
     """sslbench's own runs never pass -aead; an imported log says it by its block lengths (2, 31, 136 only with
     -aead, 16, 64, 256 only without); a log of 1024-byte cells alone cannot tell."""
-    from orchestrator.cells import run_aead
+    from orchestrator.analysis.cells import run_aead
 
     assert run_aead(Run("r", "2026-05-01T00:00:00+00:00")) is False
     assert run_aead(Run("r", "2026-05-01T00:00:00+00:00", source="import")) is None

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import identity, platforms
+from orchestrator.analysis import identity
 from orchestrator.model import HostResult
 from orchestrator.parse.osinfo import detect_os
+from orchestrator.run import platforms
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rig" / "fixtures" / "openwrt"
 

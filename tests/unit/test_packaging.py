@@ -83,7 +83,7 @@ def test_a_checkout_full_of_leftovers_builds_the_same_wheel(tmp_path):
 
 
 def test_runner_finds_the_playbooks_and_the_default_inventory():
-    from orchestrator import runner
+    from orchestrator.run import runner
     assert (runner.PLAYBOOK_DIR / runner.MAIN_PLAYBOOK).is_file()
     assert (runner.PLAYBOOK_DIR / "files" / "sslbench-run.sh").is_file()
     assert runner.default_inventory().is_file()

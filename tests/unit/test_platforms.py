@@ -1,4 +1,4 @@
-"""The one table of OS probes and package managers (orchestrator/platforms.py), as detect.sh and the playbook use it."""
+"""The one table of OS probes and package managers (orchestrator/run/platforms.py), as detect.sh and the playbook use it."""
 import shlex
 import shutil
 import subprocess
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from orchestrator import platforms, protocol
+from orchestrator.parse import protocol
+from orchestrator.run import platforms
 
 PLAYBOOKS = Path(__file__).resolve().parents[2] / "playbooks"
 DETECT = PLAYBOOKS / "files" / "detect.sh"
@@ -45,9 +46,9 @@ def test_detect_looks_at_exactly_the_tables_files_and_package_managers(tmp_path)
 
 
 def test_the_detect_step_takes_the_lists_and_the_install_step_is_the_package_managers_command():
-    from orchestrator import bench
+    from orchestrator.run import engine
 
-    script = bench.detect_script()
+    script = engine.detect_script()
     assert f"SSLBENCH_RELEASE_FILES={shlex.quote(' '.join(platforms.RELEASE_FILES))}" in script.splitlines()
     assert f"SSLBENCH_PACKAGE_MANAGERS={shlex.quote(' '.join(pm.name for pm in platforms.PACKAGE_MANAGERS))}" in \
         script.splitlines()

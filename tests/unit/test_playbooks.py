@@ -44,7 +44,7 @@ def test_only_builtin_modules_and_no_fact_gathering():
 def test_inventory_values_reach_the_shell_only_through_quote():
     # Every Jinja expression inside a raw command is a path built from controller-checked values and
     # passes through `quote`, or is the cells list / lookup of our own script (heredoc with a quoted marker),
-    # or the install command of orchestrator/platforms.py's table, which the controller passes whole.
+    # or the install command of orchestrator/run/platforms.py's table, which the controller passes whole.
     for playbook in PLAYBOOKS:
         for task in tasks_of(playbook):
             command = task.get("ansible.builtin.raw")

@@ -1,4 +1,4 @@
-"""The markers the host scripts print and the controller splits on (orchestrator/protocol.py)."""
+"""The markers the host scripts print and the controller splits on (orchestrator/parse/protocol.py)."""
 import re
 import shutil
 import subprocess
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import protocol
-from orchestrator.fleet import HostState, apply_facts
 from orchestrator.model import HostResult
+from orchestrator.parse import protocol
+from orchestrator.run.fleet import HostState, apply_facts
 
 FILES = Path(__file__).resolve().parents[2] / "playbooks"
 TOPOLOGY = Path(__file__).resolve().parents[1] / "data" / "topology"
@@ -33,7 +33,7 @@ def test_every_marker_the_scripts_print_is_one_the_controller_knows():
 
 
 def test_every_conditions_section_the_scripts_print_has_a_reader():
-    from orchestrator.parse.conditions import SECTION_READERS
+    from orchestrator.evidence.conditions import SECTION_READERS
 
     printed = set()
     for name in ("conditions.sh", "detect.sh"):

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import cli, reference, report, store
-from orchestrator.cells import Key, key_of
+from orchestrator import cli, reference, store
+from orchestrator.analysis.cells import Key, key_of
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Measurement, Run
+from orchestrator.render import report
 
 KNOWN = reference.KNOWN_DIR
 

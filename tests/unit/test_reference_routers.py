@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import cli, reference, store
-from orchestrator.cells import Key, key_of
+from orchestrator.analysis.cells import Key, key_of
 
 KNOWN = reference.KNOWN_DIR
 SPEED = Path(__file__).resolve().parents[1] / "data" / "speed"

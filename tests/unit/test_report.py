@@ -7,8 +7,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from orchestrator import insights, report
+from orchestrator.analysis import insights
 from orchestrator.model import CpuFacts, HostResult, Measurement, OsFacts, Run
+from orchestrator.render import report
 
 BLOCKS = (16, 64, 256, 1024, 8192, 16384)
 
@@ -258,7 +259,7 @@ def fleet_run():
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
 def test_report_lists_every_host_failed_ones_with_status_and_reason(fmt, golden):
-    from orchestrator.tables import render_runs
+    from orchestrator.render.tables import render_runs
 
     golden(f"report-fleet-with-failures.{fmt}", render_runs([fleet_run()], fmt) + "\n")
 
@@ -266,7 +267,7 @@ def test_report_lists_every_host_failed_ones_with_status_and_reason(fmt, golden)
 def test_report_json_rows_tell_pinned_clusters_apart():
     import json
 
-    from orchestrator.tables import render_runs
+    from orchestrator.render.tables import render_runs
 
     rows = json.loads(render_runs([fleet_run()], "json"))
     assert {r["cpu"] for r in rows if r["host"] == "rock5b" and r["threads"] == 1} == {"Cortex-A76", "Cortex-A55"}

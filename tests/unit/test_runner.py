@@ -1,13 +1,14 @@
 """Runner events -> host events -> progress, stored logs, measurements and host statuses."""
 from pathlib import Path
 
-from orchestrator import matrix, store
-from orchestrator.fleet import Collector, HostState, apply_facts, cell_measurements, failure_reason, \
+from orchestrator import store
+from orchestrator.run import matrix
+from orchestrator.run.fleet import Collector, HostState, apply_facts, cell_measurements, failure_reason, \
     provisioning_decision
-from orchestrator.protocol import exit_codes, progress_part, split_logs
 from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult, Run
-from orchestrator.progress import HostProgress, ProgressView
-from orchestrator.runner import Driver, HostEvent, host_event
+from orchestrator.parse.protocol import exit_codes, progress_part, split_logs
+from orchestrator.run.progress import HostProgress, ProgressView
+from orchestrator.run.runner import Driver, HostEvent, host_event
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "speed"
 MR_LOG = (DATA / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt").read_text()
@@ -269,7 +270,7 @@ def test_interrupt_turns_sigint_sigterm_and_sighup_into_a_clean_stop():
     import os
     import signal
 
-    from orchestrator.runner import Interrupt
+    from orchestrator.run.runner import Interrupt
 
     for signum, code, reason in ((signal.SIGINT, 130, "interrupted (Ctrl-C)"),
                                  (signal.SIGTERM, 143, "interrupted (SIGTERM)"),
@@ -287,7 +288,7 @@ def test_a_second_ctrl_c_aborts_and_a_third_is_not_heeded_while_the_results_are_
 
     import pytest
 
-    from orchestrator.runner import Interrupt
+    from orchestrator.run.runner import Interrupt
 
     with Interrupt(results=tmp_path) as interrupt:
         os.kill(os.getpid(), signal.SIGINT)
@@ -303,7 +304,7 @@ def test_a_second_ctrl_c_aborts_and_a_third_is_not_heeded_while_the_results_are_
 def ansible_args(*argv):
     import argparse
 
-    from orchestrator.options import add_common_options
+    from orchestrator.commands.options import add_common_options
 
     parser = argparse.ArgumentParser()
     add_common_options(parser)
@@ -311,7 +312,7 @@ def ansible_args(*argv):
 
 
 def test_ansible_options_reach_ansible_playbook_as_typed():
-    from orchestrator.runner import AnsibleOptions
+    from orchestrator.run.runner import AnsibleOptions
 
     asked = []
     args = ansible_args("-u", "pi", "-b", "-K", "-k", "-e", "a=1", "--extra-vars", "@more.yml", "--private-key",
@@ -338,7 +339,7 @@ def test_ansible_options_reach_ansible_playbook_as_typed():
 def test_vault_ids_pass_through_and_a_prompt_one_is_answered_from_here():
     import re
 
-    from orchestrator.runner import AnsibleOptions
+    from orchestrator.run.runner import AnsibleOptions
 
     asked = []
     options = AnsibleOptions.from_args(ansible_args("--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "-J"),
@@ -354,7 +355,7 @@ def test_a_prompt_left_unanswered_is_a_user_error():
     import pytest
 
     from orchestrator.errors import UserError
-    from orchestrator.runner import AnsibleOptions
+    from orchestrator.run.runner import AnsibleOptions
 
     def eof(_prompt):
         raise EOFError
@@ -364,7 +365,7 @@ def test_a_prompt_left_unanswered_is_a_user_error():
 
 
 def test_run_json_keeps_extra_var_names_not_values():
-    from orchestrator.runner import redacted_command
+    from orchestrator.run.runner import redacted_command
 
     assert redacted_command(["sslbench", "run", "-e", "ansible_become_password=s3cret x=1", "--extra-vars=@v.yml",
                              "-e{\"ansible_password\": \"pw\"}", "-eflag=on", "--extra-vars", "k='a b'", "-i", "inv"]) == [
@@ -404,7 +405,7 @@ def test_an_unreachable_hosts_reason_is_one_line(tmp_path):
 def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_event(tmp_path, capsys):
     """The results disk full mid-run: every event said `internal error … OSError` and the hosts measured on for
     nothing (their copies removed by `forget` once shipped). Now the run stops as Ctrl-C does, said once."""
-    from orchestrator.runner import Interrupt
+    from orchestrator.run.runner import Interrupt
 
     interrupt = Interrupt()
     with Driver(tmp_path, tmp_path / "inv.yml", interrupt=interrupt) as driver:
@@ -423,7 +424,7 @@ def test_the_end_of_ansible_playbook_is_not_followed_by_ptyprocess_close_delay()
     """ansible-runner reaps ansible-playbook before it closes the pty; the 0.1-s sleep after close is ours no more."""
     import time
 
-    import orchestrator.runner  # noqa: F401  (sets the delay for every pty it spawns)
+    import orchestrator.run.runner  # noqa: F401  (sets the delay for every pty it spawns)
     import pexpect
 
     child = pexpect.spawn("true")
@@ -439,7 +440,7 @@ def test_ansible_inventory_is_read_without_dash_i(tmp_path, monkeypatch):
     import pytest
 
     from orchestrator.errors import UserError
-    from orchestrator.runner import default_inventory, resolve_inventory
+    from orchestrator.run.runner import default_inventory, resolve_inventory
 
     (tmp_path / "hosts.yml").write_text("all: {}\n")
     monkeypatch.chdir(tmp_path)
@@ -477,7 +478,7 @@ def test_inventory_of_the_ansible_cfg_ansible_would_load(tmp_path, monkeypatch):
     import pytest
 
     from orchestrator.errors import UserError
-    from orchestrator.runner import InventorySource, choose_inventory, default_inventory
+    from orchestrator.run.runner import InventorySource, choose_inventory, default_inventory
 
     project = _isolated_ansible_config(tmp_path, monkeypatch)
     (project / "fleet.yml").write_text("all: {}\n")
@@ -515,7 +516,7 @@ def test_inventory_of_the_ansible_cfg_ansible_would_load(tmp_path, monkeypatch):
 
 def test_vault_hint_fits_what_was_given():
     """No secret: how to give one. A secret that does not open the vault: which one, never "give one"."""
-    from orchestrator.runner import AnsibleOptions, vault_hint
+    from orchestrator.run.runner import AnsibleOptions, vault_hint
 
     none = AnsibleOptions()
     assert "--vault-password-file FILE" in vault_hint("Attempting to decrypt but no vault secrets found", none)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.protocol import exit_codes, progress_part, split_evidence, split_logs
-from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.evidence.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.parse.protocol import exit_codes, progress_part, split_evidence, split_logs
 
 SCRIPT = Path(__file__).resolve().parents[2] / "playbooks" / "files" / "sslbench-run.sh"
 CONDITIONS = SCRIPT.parent / "conditions.sh"
@@ -176,10 +176,10 @@ def test_the_collector_stores_conditions_apart_and_flags_every_cell(tmp_path):
     """The poll output of a real runner with conditions.sh, through sslbench run's Collector."""
     import io
 
-    from orchestrator.fleet import Collector
-    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
+    from orchestrator.run.fleet import Collector
+    from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
     from orchestrator.model import OK, Run
-    from orchestrator.progress import ProgressView
+    from orchestrator.run.progress import ProgressView
     from orchestrator.model import ALL_FLAGS
 
     work, fake = workdir(tmp_path, [("001-t", "speed table -seconds 1"), ("002-t", "speed table -seconds 1")],
@@ -354,8 +354,8 @@ def test_a_runner_that_finished_between_two_looks_is_not_dead(tmp_path):
 # --- the launcher: one file that ships the runner, its conditions script and cells, and starts it --------------
 
 def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_launch_finds_it(tmp_path):
-    from orchestrator import bench
-    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
+    from orchestrator.run import engine
+    from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
 
     _, fake = workdir(tmp_path, [])
     plan = HostPlan(host="h", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)))
@@ -363,8 +363,8 @@ def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_lau
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unit{os.getpid()}"
     script = tmp_path / "launcher.sh"
-    script.write_text(bench.launcher_script(run_id, plan, str(fake), 0))
-    work = Path(bench.work_dir(run_id, plan.host))
+    script.write_text(engine.launcher_script(run_id, plan, str(fake), 0))
+    work = Path(engine.work_dir(run_id, plan.host))
     path = sh_only_path(tmp_path)
     try:
         # as the sslbench_step action runs it: `sh -s`, the script on stdin
@@ -397,15 +397,15 @@ def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_lau
 def test_a_launcher_that_cannot_write_its_files_stops_says_why_and_leaves_no_work_dir(tmp_path):
     """/tmp full on the host: `cat > run.sh` writes part of the file and fails. The cut script must never run
     (it did: `run.sh: Syntax error: end of file unexpected`), and the half work dir must not stay in /tmp."""
-    from orchestrator import bench
-    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
+    from orchestrator.run import engine
+    from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
 
     _, fake = workdir(tmp_path, [])
     plan = HostPlan(host="h", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)))
     plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unitfull{os.getpid()}"
-    work = Path(bench.work_dir(run_id, plan.host))
+    work = Path(engine.work_dir(run_id, plan.host))
     bin_dir = tmp_path / "full-bin"
     bin_dir.mkdir()
     for tool in SH_ONLY_TOOLS:
@@ -415,7 +415,7 @@ def test_a_launcher_that_cannot_write_its_files_stops_says_why_and_leaves_no_wor
                                  'exit 1\n')
     (bin_dir / "cat").chmod(0o755)
     try:
-        out = subprocess.run(["/bin/sh", "-s"], input=bench.launcher_script(run_id, plan, str(fake), 0),
+        out = subprocess.run(["/bin/sh", "-s"], input=engine.launcher_script(run_id, plan, str(fake), 0),
                              capture_output=True, text=True, env={"PATH": str(bin_dir)}, timeout=30)
         assert out.returncode == 1 and "@@sslbench-state started" not in out.stdout
         assert "cannot write run.sh" in out.stderr and "No space left on device" in out.stderr
@@ -530,7 +530,7 @@ def test_a_launch_whose_wait_runs_out_says_running_and_the_runner_goes_on(tmp_pa
 
 
 def protocol_state(stdout):
-    from orchestrator.protocol import state
+    from orchestrator.parse.protocol import state
 
     return state(stdout)
 
@@ -549,8 +549,8 @@ def test_a_one_cell_launch_starts_few_processes_on_the_host(tmp_path):
     the two probes of the snapshot before, and the file moves and copies it needs, no shell started per cell or
     per log, no copy per log shipped, one move for the idle gate's log and the snapshot before, none for logs
     shipped by the launch's last poll (issue 15: 24 besides the sleeps before, 14 now)."""
-    from orchestrator import bench
-    from orchestrator.matrix import Capabilities, CellPlan, HostPlan
+    from orchestrator.run import engine
+    from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
 
     _, fake = workdir(tmp_path, [])
     started = tmp_path / "started.txt"
@@ -562,9 +562,9 @@ def test_a_one_cell_launch_starts_few_processes_on_the_host(tmp_path):
     plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unitcount{os.getpid()}"
-    work = Path(bench.work_dir(run_id, plan.host))
+    work = Path(engine.work_dir(run_id, plan.host))
     try:
-        out = subprocess.run(["/bin/sh", "-s"], input=bench.launcher_script(run_id, plan, "openssl", 0, 15),
+        out = subprocess.run(["/bin/sh", "-s"], input=engine.launcher_script(run_id, plan, "openssl", 0, 15),
                              capture_output=True, text=True, env={"PATH": path}, timeout=30)
         assert protocol_state(out.stdout) == "finished" and "@@sslbench-forgotten" in out.stdout, out
         logs = dict(split_logs(out.stdout))

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import cli, reference, site, store
+from orchestrator import cli, reference, store
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Run
+from orchestrator.render import site
 
 
 

@@ -7,9 +7,8 @@ as openssl computes it, flagged `partial`. Exit codes: 0 when any figure was rea
 import pytest
 
 from orchestrator.cli import main
-from orchestrator.model import OK
+from orchestrator.model import OK, PARTIAL
 from orchestrator.parse.speed import parse_speed
-from orchestrator.model import PARTIAL
 from speed_corpora import DATA, cut_off
 
 # Every single-process log with progress lines, human and -mr, 1.0.x to 3.5 and LibreSSL.

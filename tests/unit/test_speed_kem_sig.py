@@ -5,10 +5,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import main
-from orchestrator.model import OK
+from orchestrator.model import OK, PARTIAL_CHILDREN
 from orchestrator.parse.console import parse_console
 from orchestrator.parse.speed import parse_speed
-from orchestrator.model import PARTIAL_CHILDREN
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "speed"
 

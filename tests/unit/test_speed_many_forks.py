@@ -10,9 +10,8 @@ import re
 
 import pytest
 
-from orchestrator.model import OK
+from orchestrator.model import OK, PARTIAL_CHILDREN
 from orchestrator.parse.speed import parse_speed
-from orchestrator.model import PARTIAL_CHILDREN
 from speed_corpora import MANY_FORKS, busy_terminal, split_multi_log, without_summary
 
 SEEDS = range(40)

@@ -215,7 +215,7 @@ def test_a_run_killed_before_any_host_finished_lists_every_host_as_unfinished_in
     report said `(no measurements)` and JSON `[]`, as if the hosts had measured nothing."""
     import json as json_module
 
-    from orchestrator import tables
+    from orchestrator.render import tables
     from orchestrator.model import HostResult, Run
 
     run_dir = store.new_run_dir(tmp_path)

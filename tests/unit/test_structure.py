@@ -1,6 +1,7 @@
 """The shape of the package (docs/ARCHITECTURE.md): data flows one way, so no module imports another that imports it
-back; every project import is at the top of its module; commands are thin shells that import no other command; and
-the package, which ships py.typed, type-checks with mypy --strict."""
+back and every import points down the wings (base, parse, evidence, analysis, run, render, commands); every project
+import is at the top of its module; commands are thin shells that import no other command; argparse stays in the
+commands; and the package, which ships py.typed, type-checks with mypy --strict."""
 from __future__ import annotations
 
 import ast
@@ -82,17 +83,71 @@ def test_no_import_cycle():
     assert cycles == []
 
 
+# The wings, bottom up (docs/ARCHITECTURE.md "Wings"): the wings a module of each may import besides its own. The base
+# is orchestrator's own modules (model, errors, units, store ...); `cli` is the entry point that loads the commands.
+WINGS_BELOW = {
+    "base": set(),
+    "parse": {"base"},
+    "evidence": {"base", "parse"},
+    "analysis": {"base", "parse", "evidence"},
+    "reference": {"base", "parse", "evidence", "analysis"},
+    "run": {"base", "parse", "evidence"},
+    "render": {"base", "parse", "evidence", "analysis", "reference"},
+    "commands": {"base", "parse", "evidence", "analysis", "reference", "run", "render"},
+    "cli": {"base", "commands"},
+}
+
+
+def wing_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in WINGS_BELOW:
+        return parts[1]
+    return "cli" if module in ("orchestrator.cli", "orchestrator.__main__") else "base"
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of `graph` (module -> the modules it imports) that does not point down the wings."""
+    return [f"{name} ({wing_of(name)}) imports {other} ({wing_of(other)})"
+            for name, imports in sorted(graph.items()) for other in sorted(imports)
+            if wing_of(other) != wing_of(name) and wing_of(other) not in WINGS_BELOW[wing_of(name)]]
+
+
+def test_imports_point_down_the_wings():
+    graph = {name: module_level_imports(path) - {name} for name, path in MODULES.items()}
+    assert upward_imports(graph) == []
+
+
+def test_the_wing_check_sees_an_import_that_climbs():
+    assert {wing_of(m) for m in MODULES} == set(WINGS_BELOW)  # every wing has modules, and no module is lost
+    graph = {"orchestrator.evidence.validity": {"orchestrator.run.matrix", "orchestrator.parse.protocol"},
+             "orchestrator.logfiles": {"orchestrator.render.tables"},
+             "orchestrator.render.tables": {"orchestrator.analysis.cells"}}
+    assert upward_imports(graph) == [
+        "orchestrator.evidence.validity (evidence) imports orchestrator.run.matrix (run)",
+        "orchestrator.logfiles (base) imports orchestrator.render.tables (render)"]
+
+
+def test_no_argparse_below_the_commands():
+    """Options are read in commands/ (and cli.py); what lies below gets typed values, never an argparse namespace."""
+    found = [name for name, path in MODULES.items() if wing_of(name) not in ("commands", "cli")
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, (ast.Import, ast.ImportFrom))
+             and "argparse" in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module])]
+    assert found == []
+
+
 def test_commands_are_thin_and_import_no_other_command():
     for path in (PACKAGE / "commands").glob("*.py"):
         lines = len(path.read_text().splitlines())
         assert lines <= COMMAND_MAX_LINES, f"{path.name}: {lines} lines; move the logic out of the command"
         others = {m for m in module_level_imports(path) if m.startswith("orchestrator.commands.")}
-        assert others - {"orchestrator.commands"} == set(), path.name
+        # options.py is no command: the options several commands share
+        assert others - {"orchestrator.commands", "orchestrator.commands.options"} == set(), path.name
 
 
 def test_the_structure_checks_see_the_imports(tmp_path):
     """The checks above read real imports: the engine is imported by the run command, the parser by parse."""
-    assert "orchestrator.fleet" in module_level_imports(MODULES["orchestrator.commands.run"])
+    assert "orchestrator.run.fleet" in module_level_imports(MODULES["orchestrator.commands.run"])
     assert "orchestrator.parse.speed.numbers" in module_level_imports(MODULES["orchestrator.parse.speed.resolve"]) \
         or "orchestrator.parse.speed" in module_level_imports(MODULES["orchestrator.parse.speed.resolve"])
 

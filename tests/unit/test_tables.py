@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from orchestrator import tables
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Measurement, OpenSSLBuild, Run
+from orchestrator.render import tables
 from orchestrator.units import fmt_number, fmt_throughput, mbits, mbytes
 
 

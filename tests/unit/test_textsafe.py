@@ -18,14 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import fleet, protocol, textsafe
+from orchestrator import textsafe
 from orchestrator.cli import build_parser, main
+from orchestrator.commands.options import plan_options_from_args
 from orchestrator.model import Run
-from orchestrator.parse import parse_cpuinfo
+from orchestrator.parse import parse_cpuinfo, protocol
 from orchestrator.parse.osinfo import detect_os
-from orchestrator.progress import ProgressView
-from orchestrator.options import plan_options_from_args
-from orchestrator.report import VIEWS
+from orchestrator.render.report import VIEWS
+from orchestrator.run import fleet
+from orchestrator.run.progress import ProgressView
 
 from fleet_store import PI4, Board, cpu, measure, save
 
@@ -91,10 +92,10 @@ def test_plot_labels_draw_with_the_default_font_and_stay_apart():
 
 def hostile_hosts(fmt: str) -> tuple[str, list[str]]:
     from fake_fleet import FakeDriver
-    from orchestrator import bench
+    from orchestrator.run import engine
     from orchestrator.commands.hosts import render_hosts
-    from orchestrator.hostlink import Outcome
-    from orchestrator.runner import Interrupt
+    from orchestrator.run.hostlink import Outcome
+    from orchestrator.run.runner import Interrupt
 
     args = build_parser("hosts").parse_args(["hosts"])
     text = HOSTILE.read_text()
@@ -104,7 +105,7 @@ def hostile_hosts(fmt: str) -> tuple[str, list[str]]:
         os.makedirs(f"{scratch}/run")
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch) / "run",
                                     ProgressView(live=False, stream=io.StringIO()), store_results=False)
-        plans = bench.Engine(FakeDriver(Path(scratch), hosts), collector, plan_options_from_args(args), Interrupt(),
+        plans = engine.Engine(FakeDriver(Path(scratch), hosts), collector, plan_options_from_args(args), Interrupt(),
                              bench=False).run()
     return render_hosts(collector.hosts, plans, fmt, width=None)
 
@@ -263,7 +264,7 @@ def test_publish_one_page_per_board(capsys, store, tmp_path):
 
 
 def test_site_plots_of_cjk_hosts_warn_nothing(tmp_path, monkeypatch):
-    from orchestrator import site
+    from orchestrator.render import site
 
     # without site's own filter: the labels themselves must be drawable by the default font
     monkeypatch.setattr(site, "_save", lambda figure, path: figure.savefig(path, format="png"))
@@ -281,7 +282,7 @@ def test_store_keeps_cjk_and_case_twins_apart(tmp_path):
 
 
 def test_terminal_tables_align_wide_characters():
-    from orchestrator import tables
+    from orchestrator.render import tables
 
     rows = [["路由器-1", "ok", "1,639 MB/s"], ["pi4", "failed", "12 MB/s"], ["ｆｕｌｌ", "ok", "3 MB/s"]]
     for width in (None, 30, 18):

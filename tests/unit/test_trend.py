@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import cli, store, trend
-from orchestrator.cells import Key
+from orchestrator import cli, store
+from orchestrator.analysis import trend
+from orchestrator.analysis.cells import Key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Measurement, OsFacts, Run
+from orchestrator.render import trend_table
 
 GCM = Key("aes-256-gcm", "evp", None, 1, 1024)
 SHA = Key("sha256", "evp", None, 1, 16384)
@@ -91,7 +93,7 @@ def test_a_flagged_run_is_neither_a_drift_nor_history():
     result = trend.trend(runs, "router")
     assert result.drifts == []
     assert result.cells[0].groups[0] is not None and result.cells[0].groups[0].n == 44  # the busy run left out
-    assert "1 left out of the medians and steps (outside the history, or busy)" in trend.render(result)
+    assert "1 left out of the medians and steps (outside the history, or busy)" in trend_table.render(result)
 
 
 def test_a_single_slow_run_without_flags_is_outside_its_history():
@@ -134,11 +136,11 @@ def test_filters_and_errors():
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
 def test_whole_outputs(fmt, golden):
     result = trend.trend(history(), "router")
-    golden(f"trend-router.{fmt}", trend.render(result, fmt) + "\n")
+    golden(f"trend-router.{fmt}", trend_table.render(result, fmt) + "\n")
 
 
 def test_json_keeps_every_step_and_the_sentences():
-    data = json.loads(trend.render(trend.trend(history(), "router"), "json"))
+    data = json.loads(trend_table.render(trend.trend(history(), "router"), "json"))
     assert data["thresholds"] == {"alpha": 0.05, "step_min_pct": 3.0, "z": 3.5, "min_history": 5}
     sha = next(c for c in data["cells"] if c["algorithm"] == "sha256")
     assert sha["steps"][0]["significant"] is True and sha["steps"][0]["step"] is False

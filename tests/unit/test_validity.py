@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.model import CpuFacts, Measurement
-from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
-from orchestrator.model import BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED
-from orchestrator.validity import (
+from orchestrator.evidence.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.model import BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED, CpuFacts, Measurement
+from orchestrator.evidence.validity import (
     THRESHOLDS,
     Thresholds,
     apply_flags,
@@ -200,7 +199,7 @@ def test_thresholds_live_in_one_place():
 # --- glue used by the run -----------------------------------------------------------------------
 
 def test_nominal_seconds_from_the_cell_arguments():
-    from orchestrator.validity import nominal_seconds
+    from orchestrator.evidence.validity import nominal_seconds
 
     assert nominal_seconds(["speed", "-mr", "-seconds", "2", "-evp", "aes-128-gcm"]) == 2
     assert nominal_seconds(["speed", "-mr", "-evp", "aes-128-gcm"]) == 3
@@ -208,8 +207,8 @@ def test_nominal_seconds_from_the_cell_arguments():
 
 
 def test_flag_cell_from_a_log_with_evidence_appended():
-    from orchestrator.protocol import split_evidence
-    from orchestrator.validity import flag_cell
+    from orchestrator.parse.protocol import split_evidence
+    from orchestrator.evidence.validity import flag_cell
 
     speed = "+DT:AES-128-GCM:3:16\n+R:100:AES-128-GCM:1.40\n+H:16\n+F:22:AES-128-GCM:1000.00\n"
     log = speed + (DATA / "rk3576-cell-busy-hog.txt").read_text()
@@ -226,7 +225,7 @@ def test_flag_cell_from_a_log_with_evidence_appended():
 
 def test_flag_host_stores_evidence_and_flags():
     from orchestrator.model import HostResult
-    from orchestrator.validity import flag_host
+    from orchestrator.evidence.validity import flag_host
 
     result = HostResult(host="sige5", cpu=CpuFacts(cores=["Cortex-A53"] * 4 + ["Cortex-A72"] * 4))
     gate = "@@ begin sslbench-idle 1 gate\nidle yes waited=5 reason=load\n@@ end sslbench-idle\n"
@@ -244,7 +243,7 @@ def test_flag_host_stores_evidence_and_flags():
 
 
 def test_crypto_evidence_prefers_the_highest_priority_driver():
-    from orchestrator.validity import crypto_evidence
+    from orchestrator.evidence.validity import crypto_evidence
 
     board = crypto_evidence(snap("rk3576-before.txt"))
     assert board["kernel_drivers"] == {"cbc(aes)": "cbc-aes-ce", "gcm(aes)": "gcm-aes-ce", "sha256": "sha256-ce"}
@@ -258,7 +257,7 @@ def test_crypto_evidence_prefers_the_highest_priority_driver():
 
 
 def test_flag_cell_checks_the_pin_its_command_asked_for():
-    from orchestrator.validity import flag_cell
+    from orchestrator.evidence.validity import flag_cell
 
     moved = (DATA / "rk3576-cell-pin-failed.txt").read_text()  # command: taskset -c 7 openssl ...
     m = Measurement("aes-128-gcm", 16, 1.0)
@@ -271,9 +270,9 @@ def test_flag_cell_checks_the_pin_its_command_asked_for():
 def test_real_pinned_cell_on_the_fleet_armhf_host():
     # raspbian1 of tests/rig (qemu-arm, OpenSSL 1.1.1w) while this shared VM was busy:
     # openssl got 1.19 s of CPU in 2 s, pinned to CPU 1 and seen there
-    from orchestrator.protocol import split_evidence
+    from orchestrator.parse.protocol import split_evidence
     from orchestrator.parse.speed import parse_speed
-    from orchestrator.validity import flag_cell
+    from orchestrator.evidence.validity import flag_cell
 
     speed, evidence = split_evidence((DATA / "rig-raspbian1-cell-taskset.txt").read_text())
     measurements = parse_speed(speed).measurements
@@ -294,7 +293,7 @@ def test_real_fleet_snapshots_raise_no_false_flags(name):
 
 def test_measured_clock_for_per_mhz_figures():
     from orchestrator.model import HostResult
-    from orchestrator.validity import flag_host, measured_mhz
+    from orchestrator.evidence.validity import flag_host, measured_mhz
 
     result = HostResult(host="sige5")
     flag_host(result, (DATA / "rk3576-before.txt").read_text(), (DATA / "rk3576-after-calm.txt").read_text())

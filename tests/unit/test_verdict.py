@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import cli, store, verdict
+from orchestrator import cli, store
+from orchestrator.analysis import verdict
 from orchestrator.model import HostResult, Measurement, Run
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "junit" / "junit-10.xsd"

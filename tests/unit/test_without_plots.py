@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 
 import fleet_store
-from orchestrator import extras, report, site
+from orchestrator import extras
+from orchestrator.render import report, site
 
 
 def no_matplotlib(monkeypatch) -> None:

@@ -1,9 +1,9 @@
-"""Site workers as the user gives them (orchestrator/workers.py): options, a TOML config, the limits that part the
+"""Site workers as the user gives them (orchestrator/run/workers.py): options, a TOML config, the limits that part the
 fleet between this machine and each worker."""
 import pytest
 
-from orchestrator import workers
 from orchestrator.errors import UserError
+from orchestrator.run import workers
 
 
 def test_worker_options_and_their_host_patterns():

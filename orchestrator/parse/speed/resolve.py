@@ -11,12 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from orchestrator.model import ERROR, OK, UNSUPPORTED, Measurement, ParsedLog
+from orchestrator.model import ERROR, OK, PARTIAL, PARTIAL_CHILDREN, UNSUPPORTED, Measurement, ParsedLog
 from orchestrator.parse.names import canonical_algorithm, curve_algorithm
 from orchestrator.parse.speed.numbers import figure, figure_from_seconds, number
 from orchestrator.parse.speed.pk import EC_CURVES, add_pk, kem_sig_name, old_pk_format, version_tuple
 from orchestrator.parse.speed.state import ORPHAN, Row, State
-from orchestrator.model import PARTIAL, PARTIAL_CHILDREN
 
 # 1.x digests whose `-evp` label equals the built-in test's label: the table cannot tell them apart.
 # (3.x: `hmac(sha256)` is both the built-in test and what `-hmac sha256` prints.)

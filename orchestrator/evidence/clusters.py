@@ -11,7 +11,7 @@ Per CPU:
   - capacity: /sys/devices/system/cpu/cpuN/cpu_capacity;
   - top clock: `cpuinfo_max_freq` of the cpufreq policy the CPU belongs to.
 What is unknown for every CPU says nothing; what is known for some CPUs only, groups the rest apart.
-Pure: snapshot dicts (orchestrator/parse/conditions.py) and CpuFacts in, plain data out.
+Pure: snapshot dicts (orchestrator/evidence/conditions.py) and CpuFacts in, plain data out.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.evidence import conditions as ev
 from orchestrator.model import CpuFacts
-from orchestrator.parse import conditions as ev
 
 # Where every CPU has its own cpufreq policy (x86), cores of one type whose capacity and top clock differ by at
 # most this fraction are one cluster: Intel's favoured cores turbo 100-200 MHz above their twins.

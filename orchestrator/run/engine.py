@@ -2,7 +2,7 @@
 each decided from what the host said to the one before.
 
 One Ansible task per host carries it through all of them (playbooks/action_plugins/sslbench_step.py): the task
-asks this engine for the host's next step over a Unix socket (orchestrator/hostlink.py), runs it (the script on
+asks this engine for the host's next step over a Unix socket (orchestrator/run/hostlink.py), runs it (the script on
 the stdin of the host's `sh -s`: one SSH session for all its steps where the connection allows, else an exec
 each), reports the output and asks again. So a run of N hosts costs one ansible-playbook and N workers, as
 plain Ansible does, however many steps each host needs. A task waits for its host's next poll (it holds its
@@ -36,14 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from orchestrator import hostlink, platforms, protocol, store
+from orchestrator import store
 from orchestrator.errors import UserError
-from orchestrator.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
+from orchestrator.parse import protocol
+from orchestrator.run import hostlink, platforms
+from orchestrator.run.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
                                 died_reason, fail, no_hosts_reason, one_line, plan_for, provisioning_decision)
-from orchestrator.hostlink import HostLink, Outcome
-from orchestrator.matrix import HostPlan, cells_text
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
-from orchestrator.runner import (CLEANUP_PLAYBOOK, DEFAULT_FORKS, PLAYBOOK_DIR, PROXY_CLOSED, Driver, HostEvent,
+from orchestrator.run.hostlink import HostLink, Outcome
+from orchestrator.run.matrix import HostPlan, cells_text
+from orchestrator.run.runner import (CLEANUP_PLAYBOOK, DEFAULT_FORKS, PLAYBOOK_DIR, PROXY_CLOSED, Driver, HostEvent,
                                  Interrupt, vault_hint)
 
 MIN_WAIT = 1.0  # seconds between two polls of one host, at least
@@ -92,7 +94,7 @@ def host_file(name: str) -> str:
 
 
 def detect_script() -> str:
-    """detect.sh, told which release files and package managers to look for (orchestrator/platforms.py)."""
+    """detect.sh, told which release files and package managers to look for (orchestrator/run/platforms.py)."""
     managers = " ".join(pm.name for pm in platforms.PACKAGE_MANAGERS)
     return (f"SSLBENCH_RELEASE_FILES={shlex.quote(' '.join(platforms.RELEASE_FILES))}\n"
             f"SSLBENCH_PACKAGE_MANAGERS={shlex.quote(managers)}\n" + host_file("detect.sh"))
@@ -116,7 +118,7 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     prints what a poll prints. Asked again after a lost answer, it finds its runner and says it started."""
     parts = [
         "#!/bin/sh",
-        f"# sslbench launcher, run {run_id}: the work dir and the runner (orchestrator/bench.py writes this)",
+        f"# sslbench launcher, run {run_id}: the work dir and the runner (orchestrator/run/engine.py writes this)",
         "umask 077",
         f"dir={shlex.quote(work_dir(run_id, plan.host))}",
         'if [ -s "$dir/pid" ]; then echo "@@sslbench-state started"; exit 0; fi  # launched before: answer lost',

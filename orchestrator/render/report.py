@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from orchestrator import diff, extras, identity, insights, reference, stats, store, tables, textsafe
-from orchestrator.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
+from orchestrator import extras, reference, stats, store, textsafe
+from orchestrator.analysis import diff, identity, insights
+from orchestrator.analysis.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
 from orchestrator.errors import UserError
-from orchestrator.model import REFERENCE, HostResult, Run
+from orchestrator.evidence.validity import busy_below
+from orchestrator.model import LINE_BLOCKS, REFERENCE, HostResult, Run
+from orchestrator.render import diff_table, tables
 from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, fmt_value, mbits, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
@@ -75,7 +78,7 @@ def series_of(runs: Sequence[Run]) -> list[Series]:
             if not r.measurements:
                 continue
             # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
-            cells = host_cells(r, requested_seconds(run))
+            cells = host_cells(r, busy_below(requested_seconds(run)))
             out.append(Series(labels[run.run_id, r.host], run, r, cells, best_core(medians(cells))))
     return out
 
@@ -242,7 +245,7 @@ def _handshakes(found: Found) -> list[Block]:
 def _quoted(ins: insights.HostInsights) -> list[insights.Throughput]:
     """The throughput rows the per-core and all-core tables quote: 1024 bytes (VPN packets) and the largest block."""
     largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
-    return [t for t in ins.throughput if t.block_size in (insights.LINE_BLOCKS[0], largest[t.algorithm, t.api])]
+    return [t for t in ins.throughput if t.block_size in (LINE_BLOCKS[0], largest[t.algorithm, t.api])]
 
 
 def _per_core(found: Found) -> list[Block]:
@@ -305,8 +308,8 @@ def _diff_section(old: Run, new: Run) -> list[Block]:
     if not both:
         blocks.append(Note("The two runs have no cell in common."))
         return blocks
-    blocks.append(Table(diff.HEADERS, diff.table_rows(rows)))
-    blocks.extend(Note(note) for note in diff.method_notes(rows))  # `method` rows: another ruler, named
+    blocks.append(Table(diff_table.HEADERS, diff_table.table_rows(rows)))
+    blocks.extend(Note(note) for note in diff_table.method_notes(rows))  # `method` rows: another ruler, named
     plotted = [r for r in both if r.method_change is None]  # a changed ruler's delta is no change of the host
     if plotted:
         if extras.have_plots():

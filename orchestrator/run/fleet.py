@@ -1,5 +1,5 @@
 """What the hosts of one run say, and what follows from it: facts (detect), whether and how to install OpenSSL,
-each host's plan, progress, shipped logs, measurements, validity flags. orchestrator/bench.py decides each host's
+each host's plan, progress, shipped logs, measurements, validity flags. orchestrator/run/engine.py decides each host's
 steps and feeds their outputs here as events (`Collector.on_event`); commands read the result: `sslbench run`
 stores what it finds, `sslbench hosts` only looks.
 With storing on, each host's host.json is saved as soon as it finishes, so a crash or Ctrl-C loses nothing measured.
@@ -12,17 +12,20 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import budget, clusters, matrix, platforms, protocol, store, validity
+from orchestrator import store
 from orchestrator.errors import UserError
-from orchestrator.matrix import CellPlan, HostPlan, MatrixRequest
+from orchestrator.evidence import clusters, validity
+from orchestrator.parse import protocol
+from orchestrator.run import budget, matrix, platforms
+from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, UNSUPPORTED, HostResult, Measurement,
                                 OpenSSLBuild, Run)
-from orchestrator.parse.conditions import parse_snapshot_lines
+from orchestrator.evidence.conditions import parse_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
-from orchestrator.progress import ProgressView
-from orchestrator.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt, vault_hint
+from orchestrator.run.progress import ProgressView
+from orchestrator.run.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt, vault_hint
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
@@ -65,7 +68,7 @@ class HostState:
     budget: budget.BudgetPlan | None = None
     conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
     cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
-    # What the last launch or poll said (orchestrator/bench.py decides from it): the runner's state,
+    # What the last launch or poll said (orchestrator/run/engine.py decides from it): the runner's state,
     # or the SSH/command problem (HOST_UNREACHABLE / HOST_FAILED) and its words
     poll_state: str | None = None
     poll_problem: str | None = None
@@ -219,7 +222,7 @@ class Collector:
         return store.host_dir(self.run_dir, state.dir_name)
 
     def on_event(self, event: HostEvent, bench_phase: bool = False) -> None:
-        """`bench_phase`: a launch or poll, where one failure is not the end of a host (orchestrator/bench.py
+        """`bench_phase`: a launch or poll, where one failure is not the end of a host (orchestrator/run/engine.py
         decides from poll_problem), rather than a detect or install, where it is."""
         state = self.host(event.host)
         progress = self.view.host(event.host)
@@ -229,7 +232,7 @@ class Collector:
         if event.kind == "ok" and event.task.startswith("Install"):
             progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
         if bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
-            # a launch or poll: one failed step is not the end of a host (orchestrator/bench.py retries)
+            # a launch or poll: one failed step is not the end of a host (orchestrator/run/engine.py retries)
             state.poll_problem = HOST_UNREACHABLE if event.kind == "unreachable" else HOST_FAILED
             state.poll_message = (unreachable_reason(event) if event.kind == "unreachable"
                                   else failure_reason(event))

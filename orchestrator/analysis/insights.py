@@ -20,15 +20,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from orchestrator.analysis.cells import Key, best_core, host_cells, medians as cell_medians
 from orchestrator.errors import UserError
-from orchestrator.cells import Key, best_core, host_cells, medians as cell_medians
-from orchestrator.model import HostResult
-from orchestrator.parse import conditions as ev
-from orchestrator.validity import measured_mhz
+from orchestrator.evidence import conditions as ev
+from orchestrator.evidence.validity import measured_mhz
+from orchestrator.model import LINE_BLOCKS, HostResult
 from orchestrator.units import mbits
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
-LINE_BLOCKS = (1024, 16384)  # VPN packets (~1400 B) to full TLS records (16 KiB)
 DEFAULT_LINKS = (100, 1000)  # Mbit/s
 EVP_GAIN = 2.0  # EVP at least this many times legacy: the EVP path uses the CPU's AES instructions
 AES_CBC = ("aes-128-cbc", "aes-192-cbc", "aes-256-cbc")

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple, TypeVar
 
 from orchestrator import store
+from orchestrator.analysis.cells import Key, key_of
 from orchestrator.errors import UserError
 from orchestrator.logfiles import read_text
-from orchestrator.cells import Key, key_of
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
 
 IMPORT_PREFIX = "import-"  # stored copies of imported logs: <run>/<host>/import-NN-<name>

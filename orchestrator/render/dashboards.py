@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from orchestrator import cells, identity, stats
+from orchestrator import stats
+from orchestrator.analysis import cells, identity
+from orchestrator.evidence import validity
 from orchestrator.model import Run
 
 THROUGHPUT = "sslbench_throughput_bytes_per_second"
@@ -67,13 +69,13 @@ def figures(runs: Iterable[Run]) -> list[Figure]:
     times: list[Figure] = []
     for run in sorted(runs, key=run_time):
         when = run_time(run)
-        nominal = cells.requested_seconds(run)
+        busy = validity.busy_below(cells.requested_seconds(run))
         for result in run.hosts:
             if not result.measurements:
                 continue
             host = (("host", result.host), ("board", result.cpu.system_type or result.cpu.model or ""),
                     ("firmware", identity.firmware_label(result)), ("openssl_version", result.openssl.version or ""))
-            host_cells = cells.host_cells(result, nominal)
+            host_cells = cells.host_cells(result, busy)
             for key in sorted(host_cells, key=cells.sort_key):
                 cell = host_cells[key]
                 if not cell.samples:

@@ -5,14 +5,14 @@ straight into `HostResult.conditions` and come back from run.json unchanged.  An
 host did not have is simply absent, and the script's `note:` lines are kept.
 
 The text may come wrapped in other output (Ansible stdout, a whole cell log): only the lines of its
-`@@ begin sslbench-<kind>` … `@@ end` blocks are read (orchestrator/protocol.py splits them).
+`@@ begin sslbench-<kind>` … `@@ end` blocks are read (orchestrator/parse/protocol.py splits them).
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from orchestrator.protocol import NOTE, blocks, subsection
+from orchestrator.parse.protocol import NOTE, blocks, subsection
 
 SNAPSHOT = "conditions"
 IDLE = "idle"

@@ -13,10 +13,10 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
 from orchestrator import textsafe
-from orchestrator.cells import record_key
+from orchestrator.analysis.cells import record_key
 from orchestrator.errors import UserError
-from orchestrator.insights import LINE_BLOCKS
-from orchestrator.model import ERROR, HOST_OK, OK, REFERENCE, UNSUPPORTED, HostResult, Measurement, ParsedLog, Run
+from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, UNSUPPORTED, HostResult, Measurement, ParsedLog,
+                                Run)
 from orchestrator.stats import median
 from orchestrator.units import UNITS, convert, fmt_number, fmt_time
 
@@ -487,7 +487,7 @@ def render_runs(runs: Iterable[Run], fmt: str = "table", width: int | None = Non
 
 def _throughput_drop(headers: Sequence[str]) -> list[str]:
     """The columns of a throughput_table a narrow terminal loses first: the block sizes but the largest, those
-    other than the VPN and TLS sizes of insights.LINE_BLOCKS first, smallest first; then the api."""
+    other than the VPN and TLS sizes of model.LINE_BLOCKS first, smallest first; then the api."""
     sized = [(int(found[1]), header) for header in headers if (found := _BLOCK_COLUMN.match(header))]
     sized = sized[:-1] if sized else sized  # the largest block stays
     return [header for _, header in sorted(sized, key=lambda item: (item[0] in LINE_BLOCKS, item[0]))] + ["api"]

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from orchestrator import extras, reference, store, textsafe, trend
-from orchestrator.cells import Key, best_core, host_cells, label, medians, sort_key
+from orchestrator import extras, reference, store, textsafe
+from orchestrator.analysis import trend
+from orchestrator.analysis.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import Run
+from orchestrator.render import trend_table
 from orchestrator.units import count, fmt_delta, fmt_rate, mbytes
 
 HEADLINE = (  # the cells the index shows a sparkline of, where a host has them
@@ -182,7 +184,7 @@ def _host_page(host: str) -> HostPage:
     colors = {s.letter: COLORS[i % len(COLORS)] for i, s in enumerate(result.segments)}
     legend = "".join(f'<li><span class="swatch" style="background:{colors[s.letter]}"></span>'
                      f"{html.escape(line)}</li>" for s, line in zip(result.segments, trend.legend(result)))
-    headers, rows = _without_empty_columns(*trend.table(result))
+    headers, rows = _without_empty_columns(*trend_table.table(result))
     body = [f'<p>{html.escape(cpu.model or "CPU unknown")}, {cpu.logical_cpus or "?"} CPUs'
             f'{", " + html.escape(cpu.arch) if cpu.arch else ""}; {count(result.runs, "run")}, the latest '
             f"{html.escape(latest_run.created)} ({html.escape(latest_run.run_id)}).</p>",
@@ -196,7 +198,7 @@ def _host_page(host: str) -> HostPage:
     body.append("<h2>Steps</h2>")
     body.append("<ul>" + "".join(f"<li>{html.escape(trend.step_sentence(result, c, c.largest))}</li>"
                                  for c in named if c.largest) + "</ul>" if named else "<p>No step.</p>")
-    changed = trend.method_changes(result)  # another ruler between two firmware versions: never a step
+    changed = trend_table.method_changes(result)  # another ruler between two firmware versions: never a step
     if changed:
         body.append("<h2>Measuring method changed</h2><p class=\"note\">Not a regression or an improvement: "
                     "<code>openssl speed</code> timed these cells differently on each side.</p>")

@@ -15,7 +15,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
-from orchestrator import methods, stats, validity
+from orchestrator import methods, stats
+from orchestrator.evidence import validity
 from orchestrator.model import ALL_FLAGS, OK, UNSUPPORTED, HostResult, Measurement, Run
 
 # The flags that make a figure less comparable, carried from measurements and hosts to their cells.
@@ -133,20 +134,20 @@ def speed_version(result: HostResult) -> str | None:
     return version or next((m.openssl_version for m in result.measurements if m.openssl_version), None)
 
 
-def host_cells(result: HostResult, nominal: float | None = None,
+def host_cells(result: HostResult, busy_below: float | None = None,
                into: dict[Key, Cell] | None = None, timer: str | None = None,
                aead: bool | None = False) -> dict[Key, Cell]:
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware).
 
-    `nominal`: requested_seconds of the run; a progress line well under it flags the cell busy. `timer`:
+    `busy_below`: the seconds a progress line of the run must reach (evidence.validity.busy_below of the run's
+    requested_seconds); a figure timed for less flags its cell busy. `timer`:
     run_timer of the run, part of each cell's method (Cell.methods). `aead`: run_aead of the run (None: unknown,
     read from each algorithm's block lengths where they tell).
     """
     cells: dict[Key, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
     # A progress line "… in 2.10s" on a 3 s cell: the process got less CPU than it asked for (validity.short_cpu_time,
-    # inlined: this is the hot loop of a 50,000-cell diff, keep it plain).
-    busy_below = validity.THRESHOLDS.cpu_seconds_ratio * nominal if nominal else None
+    # as a threshold: this is the hot loop of a 50,000-cell diff, keep it plain).
     isfinite, fields, make_key = math.isfinite, _key_fields, Key._make
     for m in result.measurements:
         key = fields(m)

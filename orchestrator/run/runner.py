@@ -40,13 +40,13 @@ def _pty_init_without_close_delay(self: Any, *args: Any, **kwargs: Any) -> None:
 ptyprocess.PtyProcess.__init__ = _pty_init_without_close_delay
 
 from orchestrator.errors import UserError
-from orchestrator.workers import Worker, local_limit, worker_limit
+from orchestrator.run.workers import Worker, local_limit, worker_limit
 
 
 def _shipped_dir(name: str) -> Path:
     """playbooks/ and inventory/ sit at the top of a checkout; an installed package carries them
     inside itself (pyproject.toml maps them to orchestrator.playbooks / orchestrator.inventory)."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # orchestrator/ (this module is in its run/ wing)
     installed = package / name
     return installed if installed.is_dir() else package.parent / name
 
@@ -59,10 +59,10 @@ CLEANUP_PLAYBOOK = "cleanup.yml"
 STDOUT_FILE = "ansible-stdout.txt"
 # Hosts worked on at once unless --forks says otherwise. A fleet that fits is carried through in one pass; a larger
 # one is launched, then polled in short passes (no task holds a worker others wait for while its cells run,
-# orchestrator/bench.py), so this caps concurrent SSH sessions and the controller's memory, not the fleet's size.
+# orchestrator/run/engine.py), so this caps concurrent SSH sessions and the controller's memory, not the fleet's size.
 DEFAULT_FORKS = 50
 # What ssh says when the connection to a proxy (ProxyJump/ProxyCommand) hop closed before the host answered
-# (bench.Engine._diagnose_hidden_hops asks again to hear why).
+# (engine.Engine._diagnose_hidden_hops asks again to hear why).
 PROXY_CLOSED = "Connection closed by UNKNOWN port 65535"
 
 # Runner events we turn into HostEvents; everything else is still accepted (never rejected: a
@@ -454,7 +454,7 @@ class Interrupt:
 
 class Driver:
     """Runs the playbook phases of one run against one inventory: here, or for the hosts of a site worker, on that
-    worker through ansible-runner's streaming protocol (orchestrator/workers.py); events come back to one handler.
+    worker through ansible-runner's streaming protocol (orchestrator/run/workers.py); events come back to one handler.
 
     Everything a play needs travels in one project directory of the run's own (private_dir/project: the playbooks,
     and `shipped/`, files written for the hosts such as their launch scripts), so a worker gets the same."""

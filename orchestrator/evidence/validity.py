@@ -1,6 +1,6 @@
 """Validity flags: was a figure measured under conditions that make it comparable?
 
-Inputs are the dicts of orchestrator/parse/conditions.py (host snapshots before/after the matrix,
+Inputs are the dicts of orchestrator/evidence/conditions.py (host snapshots before/after the matrix,
 the idle gate, per-cell evidence) and `Measurement`s; outputs are flag names plus one human
 reason per flag, so a table can show `busy` and a report can say why.  Pure: no I/O.
 
@@ -26,11 +26,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from orchestrator.clusters import detect_clusters, pinned_cpu_of, pinning_held
-from orchestrator.matrix import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
+from orchestrator.evidence import conditions as ev
+from orchestrator.evidence.clusters import detect_clusters, pinned_cpu_of, pinning_held
+from orchestrator.evidence.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.methods import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
 from orchestrator.model import ALL_FLAGS, BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED, Measurement
-from orchestrator.parse import conditions as ev
-from orchestrator.parse.conditions import parse_cell, parse_conditions, parse_idle
 from orchestrator.stats import median
 
 
@@ -279,6 +279,13 @@ def _busy_ticks(fields: list[int]) -> int:
     # user nice system idle iowait irq softirq steal (guest time is already in user)
     padded = list(fields[:8]) + [0] * (8 - len(fields[:8]))
     return sum(padded) - padded[3] - padded[4]
+
+
+def busy_below(nominal_seconds: float | None, th: Thresholds = THRESHOLDS) -> float | None:
+    """The seconds under which a progress line's figure of a cell asked to run `nominal_seconds` is busy, the rule of
+    short_cpu_time as one number: grouping a 50,000-cell diff (cells.host_cells) then compares a float per
+    measurement. None when the nominal time is unknown."""
+    return th.cpu_seconds_ratio * nominal_seconds if nominal_seconds else None
 
 
 def short_cpu_time(measurement: Measurement, nominal_seconds: float | None, th: Thresholds = THRESHOLDS) -> bool:

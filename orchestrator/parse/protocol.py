@@ -12,7 +12,7 @@ the markers of playbooks/files/*.sh and the playbooks.
                   as after `poll forget`
   conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and
                   cell's evidence; inside a snapshot, `@@ SECTION [NAME]` before each part (SUBSECTION) and
-                  `note: ...` for what the host lacks (orchestrator/parse/conditions.py reads the parts)
+                  `note: ...` for what the host lacks (orchestrator/evidence/conditions.py reads the parts)
 Two dialects stay: every stored run's raw logs (conditions evidence in each cell log) must parse again.
 
 A login shell may print text before the command's output (a `.bashrc` setting the terminal title, a board

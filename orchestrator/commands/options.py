@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator import budget, matrix, textsafe, verdict
+from orchestrator import textsafe
+from orchestrator.analysis import verdict
 from orchestrator.errors import UserError
-from orchestrator.fleet import DEFAULT_IDLE_WAIT, PlanOptions
-from orchestrator.matrix import MatrixRequest
+from orchestrator.run import budget, matrix
+from orchestrator.run.fleet import DEFAULT_IDLE_WAIT, PlanOptions
+from orchestrator.run.matrix import MatrixRequest
 
 
 def add_common_options(p: argparse.ArgumentParser) -> None:
@@ -24,7 +26,7 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insecure-no-host-key-check", action="store_true",
                    help="DANGEROUS: accept any SSH host key (man-in-the-middle possible)")
     sites = p.add_argument_group("site workers", "run the hosts of a pattern from another machine (ansible-runner "
-                                                 "worker over ssh), e.g. a lab behind NAT; see orchestrator/workers.py")
+                                                 "worker over ssh), e.g. a lab behind NAT; see orchestrator/run/workers.py")
     sites.add_argument("--worker", action="append", metavar="NAME=SSH_TARGET",
                        help="a worker reached with `ssh SSH_TARGET`, running the hosts of the group NAME; repeatable")
     sites.add_argument("--worker-hosts", action="append", metavar="NAME=PATTERN",
@@ -127,3 +129,19 @@ def write_junit(path: Path, xml: str) -> None:
         path.write_text(textsafe.terminal(xml), encoding="utf-8")  # a host's control character: shown, not sent
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def add_width_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--width", type=_columns, metavar="N",
+                        help="fit tables to N columns, saying below each what was dropped or abbreviated (0: never "
+                             "cut); default: the terminal's width ($COLUMNS), not cut when stdout is not a terminal")
+
+
+def _columns(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of columns, like 80 (got '{text}')") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a number of columns, 0 or more (got '{text}')")
+    return value

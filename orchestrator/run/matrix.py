@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from orchestrator.errors import UserError
+from orchestrator.methods import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
 from orchestrator.model import UNSUPPORTED, Measurement
 
 DEFAULT_ALGORITHMS = (
@@ -24,8 +25,6 @@ APIS = ("evp", "legacy")
 SIZES_OLD = (16, 64, 256, 1024, 8192)  # up to 1.0.2, and LibreSSL
 SIZES_NEW = (16, 64, 256, 1024, 8192, 16384)  # from 1.1.0
 TIMING = "elapsed"  # every cell runs with -elapsed (wall clock), recorded in run.json's matrix
-FIXED_SECONDS = 3  # speed.c SECONDS: symmetric cells where -seconds does not exist
-FIXED_PUBKEY_SECONDS = 10  # speed.c RSA_SECONDS / ECDSA_SECONDS ...: per public-key operation
 
 # Every token of an `openssl speed` command line: no shell metacharacters can get through.
 SAFE_TOKEN = re.compile(r"^-?[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -1,7 +1,7 @@
 """The controller's end of the sslbench_step task's Unix socket (playbooks/action_plugins/sslbench_step.py).
 
 Each host's task connects once and then, in turn, reports what its last step printed and reads its next step
-(JSON lines; the first report has no outcome). The run engine (orchestrator/bench.py) answers: a script to run
+(JSON lines; the first report has no outcome). The run engine (orchestrator/run/engine.py) answers: a script to run
 now, or `end`. One thread per connected host, which spends its time waiting: for the host's SSH exec, or for the
 moment its next step is due. The socket lives in the run's private dir (mode 0700): only this user reaches it.
 """

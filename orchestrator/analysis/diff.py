@@ -1,8 +1,8 @@
 """Old vs new, cell by cell: median, spread, delta % and the benchstat verdict (see stats.py for the rules).
 
-Each side is a host's cells (orchestrator.cells: the key, the samples, the carried validity flags), from one run or
+Each side is a host's cells (orchestrator.analysis.cells: the key, the samples, the carried validity flags), from one run or
 pooled over the runs of one firmware; a row per host × cells.Key on either side. Cells are flagged when the host
-was short of CPU time (busy, throttled, hot ... from orchestrator.validity, or a progress line well under the
+was short of CPU time (busy, throttled, hot ... from orchestrator.evidence.validity, or a progress line well under the
 run's `-seconds`) or the cell was unsupported on a side.
 """
 from __future__ import annotations
@@ -10,11 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from orchestrator import identity, insights, methods, provenance, stats, store, tables
-from orchestrator.cells import Cell, Key, best_core, host_cells, requested_seconds, run_aead, run_timer, sort_key
+from orchestrator import methods, stats, store
+from orchestrator.analysis import identity, insights, provenance
+from orchestrator.analysis.cells import Cell
+from orchestrator.analysis.cells import Key
+from orchestrator.analysis.cells import best_core
+from orchestrator.analysis.cells import host_cells
+from orchestrator.analysis.cells import requested_seconds
+from orchestrator.analysis.cells import run_aead
+from orchestrator.analysis.cells import run_timer
+from orchestrator.analysis.cells import sort_key
 from orchestrator.errors import UserError
+from orchestrator.evidence.validity import busy_below
 from orchestrator.model import HostResult, Run
-from orchestrator.units import count, fmt_value
 
 
 @dataclass
@@ -83,10 +91,10 @@ Side = dict[str, dict[Key, Cell]]  # host -> cells
 
 
 def side_of_run(run: Run, host: str | None = None) -> Side:
-    nominal, timer = requested_seconds(run), run_timer(run)
+    busy, timer = busy_below(requested_seconds(run)), run_timer(run)
     results, _ = provenance.distinct((run, h) for h in run.hosts if host is None or h.host == host)
     aead = run_aead(run)
-    return {h.host: host_cells(h, nominal, timer=timer, aead=aead) for _, h in results}
+    return {h.host: host_cells(h, busy, timer=timer, aead=aead) for _, h in results}
 
 
 def diff_sides(old: Side, new: Side) -> list[DiffRow]:
@@ -303,89 +311,5 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
 def _pool(entry: FirmwareSeen, host: str) -> Side:
     cells: dict[Key, Cell] = {}
     for run, result in entry.results:
-        host_cells(result, requested_seconds(run), into=cells, timer=run_timer(run), aead=run_aead(run))
+        host_cells(result, busy_below(requested_seconds(run)), into=cells, timer=run_timer(run), aead=run_aead(run))
     return {host: cells}
-
-
-# ---- rendering ---------------------------------------------------------------------------------------------
-
-HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta", "p", "flags"]
-
-
-def _delta_cell(row: DiffRow) -> str:
-    if row.delta_pct is None:
-        return "-"
-    if row.method_change is not None:
-        return "method"  # not a change of the host: the ruler changed (notes say which)
-    if row.significant is False:
-        return "~"
-    return f"{row.delta_pct:+.1f}%"
-
-
-def _p_cell(row: DiffRow) -> str:
-    if row.old is None or row.new is None:
-        return ""
-    counts = f"n={row.old_n}+{row.new_n}"
-    if row.p_value is None:
-        return f"{counts} (no repeats)"
-    return f"p={row.p_value:.3f} {counts}"
-
-
-def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
-    out = []
-    for row in rows:
-        block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
-        out.append([
-            row.host, row.algorithm, row.api or "", row.threads if row.cpu is None else f"{row.threads} {row.cpu}", block,
-            fmt_value(row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
-            fmt_value(row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
-            _delta_cell(row), _p_cell(row), " ".join(row.flags),
-        ])
-    return out
-
-
-def notes(rows: Sequence[DiffRow]) -> list[str]:
-    """benchstat-style warnings under the table: why cells have no verdict or a weak one."""
-    compared = [r for r in rows if r.old_n and r.new_n]
-    single = sum(1 for r in compared if r.p_value is None)
-    few = sum(1 for r in compared if r.p_value is not None and min(r.old_n, r.new_n) < stats.MIN_SAMPLES_TO_DETECT)
-    out = []
-    if single:
-        has = "has" if single == 1 else "have"
-        out.append(f"{single} of {count(len(compared), 'cell')} {has} one sample on a side: no verdict "
-                   f"(sslbench run --repeat {stats.MIN_SAMPLES_TO_DETECT} or more)")
-    if few:
-        has = "has" if few == 1 else "have"
-        out.append(f"{count(few, 'cell')} {has} fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
-                   f"need >= {stats.MIN_SAMPLES_TO_DETECT} to detect a change at alpha {stats.ALPHA:g}")
-    out.extend(method_notes(rows))
-    return out
-
-
-def method_notes(rows: Sequence[DiffRow]) -> list[str]:
-    """One note per measuring-method boundary: how many cells it sets aside, the cause, what still compares."""
-    said: dict[str, list[DiffRow]] = {}
-    for row in rows:
-        if row.method_change is not None:
-            said.setdefault(row.method_change, []).append(row)
-    out = []
-    for sentence, changed in said.items():
-        comparable = changed[0].comparable or ""
-        out.append(f"{len(changed)} cell(s) marked `method`: measuring method changed, not a regression or an "
-                   f"improvement: {sentence}. {comparable[:1].upper()}{comparable[1:]}")
-    return out
-
-
-def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
-    """Text/Markdown tables like benchstat (`~` when not significant); CSV and JSON keep the raw numbers."""
-    import json
-
-    if fmt == "json":
-        # One record per line: readable, and json's C encoder (indent= would force the slow pure-Python one).
-        return "[\n" + ",\n".join(json.dumps(row.to_record()) for row in rows) + "\n]" if rows else "[]"
-    if fmt == "csv":
-        records = [row.to_record() for row in rows]
-        headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
-        values = [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()] for r in records]
-        return tables.render(headers, values, "csv")
-    return tables.render(HEADERS, table_rows(rows), fmt)  # table, markdown, or its error for an unknown format

@@ -26,9 +26,9 @@ from typing import Sequence
 from xml.sax.saxutils import quoteattr, escape
 
 from orchestrator import stats
-from orchestrator.cells import label
-from orchestrator.diff import DiffRow
-from orchestrator.trend import Trend
+from orchestrator.analysis.cells import label
+from orchestrator.analysis.diff import DiffRow
+from orchestrator.analysis.trend import Trend
 from orchestrator.units import fmt_delta, fmt_p, fmt_rate
 
 EXIT_REGRESSION = 3

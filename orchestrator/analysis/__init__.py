@@ -1,0 +1,1 @@
+"""From cells to answers: grouping, comparison, trends and verdicts. Pure; no rendering."""

@@ -1,0 +1,90 @@
+"""A diff laid out for a reader (benchstat's table: `~` when not significant, `method` when the ruler changed) and the
+notes under it; CSV and JSON keep the raw numbers."""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from orchestrator import stats
+from orchestrator.analysis.diff import DiffRow
+from orchestrator.render import tables
+from orchestrator.units import count, fmt_value
+
+HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta", "p", "flags"]
+
+
+def _delta_cell(row: DiffRow) -> str:
+    if row.delta_pct is None:
+        return "-"
+    if row.method_change is not None:
+        return "method"  # not a change of the host: the ruler changed (notes say which)
+    if row.significant is False:
+        return "~"
+    return f"{row.delta_pct:+.1f}%"
+
+
+def _p_cell(row: DiffRow) -> str:
+    if row.old is None or row.new is None:
+        return ""
+    counts = f"n={row.old_n}+{row.new_n}"
+    if row.p_value is None:
+        return f"{counts} (no repeats)"
+    return f"p={row.p_value:.3f} {counts}"
+
+
+def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
+    out = []
+    for row in rows:
+        block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
+        out.append([
+            row.host, row.algorithm, row.api or "", row.threads if row.cpu is None else f"{row.threads} {row.cpu}", block,
+            fmt_value(row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
+            fmt_value(row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
+            _delta_cell(row), _p_cell(row), " ".join(row.flags),
+        ])
+    return out
+
+
+def notes(rows: Sequence[DiffRow]) -> list[str]:
+    """benchstat-style warnings under the table: why cells have no verdict or a weak one."""
+    compared = [r for r in rows if r.old_n and r.new_n]
+    single = sum(1 for r in compared if r.p_value is None)
+    few = sum(1 for r in compared if r.p_value is not None and min(r.old_n, r.new_n) < stats.MIN_SAMPLES_TO_DETECT)
+    out = []
+    if single:
+        has = "has" if single == 1 else "have"
+        out.append(f"{single} of {count(len(compared), 'cell')} {has} one sample on a side: no verdict "
+                   f"(sslbench run --repeat {stats.MIN_SAMPLES_TO_DETECT} or more)")
+    if few:
+        has = "has" if few == 1 else "have"
+        out.append(f"{count(few, 'cell')} {has} fewer than {stats.MIN_SAMPLES_TO_DETECT} samples on a side: "
+                   f"need >= {stats.MIN_SAMPLES_TO_DETECT} to detect a change at alpha {stats.ALPHA:g}")
+    out.extend(method_notes(rows))
+    return out
+
+
+def method_notes(rows: Sequence[DiffRow]) -> list[str]:
+    """One note per measuring-method boundary: how many cells it sets aside, the cause, what still compares."""
+    said: dict[str, list[DiffRow]] = {}
+    for row in rows:
+        if row.method_change is not None:
+            said.setdefault(row.method_change, []).append(row)
+    out = []
+    for sentence, changed in said.items():
+        comparable = changed[0].comparable or ""
+        out.append(f"{len(changed)} cell(s) marked `method`: measuring method changed, not a regression or an "
+                   f"improvement: {sentence}. {comparable[:1].upper()}{comparable[1:]}")
+    return out
+
+
+def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
+    """Text/Markdown tables like benchstat (`~` when not significant); CSV and JSON keep the raw numbers."""
+    if fmt == "json":
+        # One record per line: readable, and json's C encoder (indent= would force the slow pure-Python one).
+        return "[\n" + ",\n".join(json.dumps(row.to_record()) for row in rows) + "\n]" if rows else "[]"
+    if fmt == "csv":
+        records = [row.to_record() for row in rows]
+        headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
+        values = [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()] for r in records]
+        return tables.render(headers, values, "csv")
+    return tables.render(HEADERS, table_rows(rows), fmt)  # table, markdown, or its error for an unknown format

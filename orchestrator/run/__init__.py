@@ -1,0 +1,1 @@
+"""The run engine: hosts taken through their steps over Ansible, and what they say back."""
