@@ -263,16 +263,16 @@ def test_ansible_raw_and_script_work_on_every_host(rig_inventory, rig_hosts, tmp
 # --- as strict as the field: applets, /sys, a sudo user, start-up junk, a host behind a jump host ---------------
 
 # What the real firmware's default BusyBox lacks (tests/rig/busybox/README.md: OpenWrt's Config-defaults.in of
-# 19.07.10 and 23.05.5, DD-WRT's build rules), so the product must not rely on it there.
+# 19.07.10, 23.05.5 and 25.12.5, DD-WRT's build rules), so the product must not rely on it there.
 ABSENT = {
     "openwrt1": ("nohup", "setsid", "timeout", "nproc"),  # 23.05.5
     "openwrt2": ("nohup", "setsid", "taskset", "timeout", "nproc"),  # 19.07.10
-    "openwrt3": ("nohup", "setsid", "timeout", "nproc"),  # 25.12.5 dressed on 23.05.5's BusyBox (rig README)
+    "openwrt3": ("nohup", "timeout", "nproc"),  # 25.12.5
     "ddwrt1": ("setsid", "taskset", "timeout", "nproc", "mktemp", "pgrep"),
     "ddwrt2": ("setsid", "taskset", "timeout", "nproc", "mktemp", "pgrep"),
 }
 PRESENT = {"openwrt1": ("taskset", "mktemp", "pgrep"), "openwrt2": ("mktemp", "pgrep"), "ddwrt1": ("nohup",),
-           "ddwrt2": ("nohup",), "openwrt3": ("taskset", "mktemp", "pgrep")}
+           "ddwrt2": ("nohup",), "openwrt3": ("setsid", "taskset", "mktemp", "pgrep")}
 
 
 @pytest.mark.parametrize("name", sorted(ABSENT))

@@ -132,7 +132,8 @@ RECIPES: dict[str, dict] = {
     # chroot, so the user exists only there), no openssl
     "debian": {"version": 1, "userland": ["amd64", "bookworm", "sudo,dropbear-bin"]},
     "busybox-src": {"version": 1, "source": ["bookworm", "busybox"]},
-    **{f"busybox-{name}": {"version": 1, "config": name} for name in ("openwrt-23.05", "openwrt-19.07", "ddwrt")},
+    **{f"busybox-{name}": {"version": 1, "config": name}
+       for name in ("openwrt-23.05", "openwrt-19.07", "openwrt-25.12", "ddwrt")},
     "openwrt-23.05": {"version": 2, "busybox": "openwrt-23.05", "release": "23.05.5", "debs": ["libc6", "libgcc-s1"]},
     "openwrt-19.07": {"version": 2, "busybox": "openwrt-19.07", "release": "19.07.10", "debs": ["libc6", "libgcc-s1"]},
     "ddwrt": {"version": 2, "busybox": "ddwrt", "debs": ["bullseye", "armhf", "openssl", "libssl1.1", "libc6",
@@ -144,8 +145,8 @@ RECIPES: dict[str, dict] = {
     "feed": {"version": 2, "releases": {"23.05.5": ["openssl", "libssl3", "libatomic1"],
                                         "19.07.10": ["openssl", "libssl1.1", "libatomic1"]}},
     # OpenWrt 25.x: no opkg, the apk stand-in; its repository of .apk around Debian's arm64 OpenSSL 3.0.
-    # BusyBox: 23.05.5's applet set (25.12's Config-defaults.in is not in this repository: see README.md).
-    "openwrt-25.12": {"version": 1, "busybox": "openwrt-23.05", "release": "25.12.5", "debs": ["libc6", "libgcc-s1"]},
+    # BusyBox: 25.12.5's own default applet set (busybox/README.md), which has setsid where 23.05 has none.
+    "openwrt-25.12": {"version": 2, "busybox": "openwrt-25.12", "release": "25.12.5", "debs": ["libc6", "libgcc-s1"]},
     "apk-repo": {"version": 1, "releases": {"25.12.5": ["openssl", "libssl3", "libatomic1"]}},
 }
 
@@ -566,7 +567,8 @@ def build_feed(dest: Path, name: str) -> None:
 
 BUILDERS = {"raspbian": build_userland, "armbian": build_armbian, "centos": build_centos, "debian": build_debian,
             "busybox-src": build_busybox_source, "busybox-openwrt-23.05": build_busybox,
-            "busybox-openwrt-19.07": build_busybox, "busybox-ddwrt": build_busybox,
+            "busybox-openwrt-19.07": build_busybox, "busybox-openwrt-25.12": build_busybox,
+            "busybox-ddwrt": build_busybox,
             "openwrt-23.05": build_openwrt, "openwrt-19.07": build_openwrt, "ddwrt": build_ddwrt, "feed": build_feed,
             "scale": build_scale,
             # OpenWrt 25.x (apk): defined further down, in a block of their own
