@@ -59,7 +59,8 @@ DEBIAN_TRIPLET = {"mipsel": "mipsel-linux-gnu", "armhf": "arm-linux-gnueabihf"}
 OPENWRT_APK = {"25.12.5": ("aarch64_cortex-a53", "mediatek/filogic", "bookworm", "arm64")}
 DEBIAN_TRIPLET["arm64"] = "aarch64-linux-gnu"
 APK_REPO_PORT = 2281
-APK_KEY, APK_STRANGER_KEY = "sslbench-rig.rsa.pub", "stranger.rsa.pub"  # the trusted key; one the host lacks
+# public keys (ECDSA P-256 PEM, as OpenWrt's apk keys): the trusted one; one the host lacks. Private: NAME.key
+APK_KEY, APK_STRANGER_KEY = "sslbench-rig.pem", "stranger.pem"
 CENTOS_REPO = "/var/cache/sslbench-repo"  # inside the centos host
 QEMU_ARCHES = ("arm", "aarch64", "mipsel")
 BUSYBOX_DIR = RIG_DIR / "busybox"  # the firmwares' BusyBox configurations (see its README.md)
@@ -147,7 +148,7 @@ RECIPES: dict[str, dict] = {
     # OpenWrt 25.x: no opkg, the apk stand-in; its repository of .apk around Debian's arm64 OpenSSL 3.0.
     # BusyBox: 25.12.5's own default applet set (busybox/README.md), which has setsid where 23.05 has none.
     "openwrt-25.12": {"version": 2, "busybox": "openwrt-25.12", "release": "25.12.5", "debs": ["libc6", "libgcc-s1"]},
-    "apk-repo": {"version": 1, "releases": {"25.12.5": ["openssl", "libssl3", "libatomic1"]}},
+    "apk-repo": {"version": 2, "releases": {"25.12.5": ["openssl", "libssl3", "libatomic1"]}},
 }
 
 
@@ -668,12 +669,13 @@ def build_openwrt_apk(dest: Path, name: str) -> None:
 
 
 def build_apk_repo(dest: Path, name: str) -> None:
-    """The apk repositories: openssl-util, libopenssl3 (base) and libatomic1 (core) as signed v2 .apk around
-    Debian's binaries; the same base repository signed with a key no host trusts (under untrusted/)."""
+    """The apk repositories: openssl-util, libopenssl3 (base) and libatomic1 (core) as signed v3 .apk around
+    Debian's binaries with a signed packages.adb; the same base repository signed with a key no host trusts (under
+    untrusted/)."""
     keys, www = dest / "keys", dest / "www"
     keys.mkdir(parents=True)
     for key in (APK_KEY, APK_STRANGER_KEY):
-        apkrepo.make_key(keys / key.replace(".pub", ".priv"), keys / key)
+        apkrepo.make_key(keys / key.replace(".pem", ".key"), keys / key)
     for release, debnames in RECIPES[name]["releases"].items():
         arch, _target, suite, debian_arch = OPENWRT_APK[release]
         debs = fetch_debs(suite, debian_arch, debnames)
@@ -699,18 +701,18 @@ def build_apk_repo(dest: Path, name: str) -> None:
                                        files={"/lib/libatomic.so.1": atomic})]
             base_path, core_path = apk_repo_paths(release)
             description = f"OpenWrt {release} (sslbench test rig)"
-            trusted = (keys / APK_KEY.replace(".pub", ".priv"), APK_KEY)
+            trusted = (keys / APK_KEY.replace(".pem", ".key"), keys / APK_KEY)
             apkrepo.write_repo(base, description, www / base_path, *trusted)
             apkrepo.write_repo(core, description, www / core_path, *trusted)
             apkrepo.write_repo(base, description, www / "untrusted" / base_path,
-                               keys / APK_STRANGER_KEY.replace(".pub", ".priv"), APK_STRANGER_KEY)
+                               keys / APK_STRANGER_KEY.replace(".pem", ".key"), keys / APK_STRANGER_KEY)
 
 
 def apk_repo_url(host: Host, which: str = "base", root: str = "") -> str:
     """The index URL of one of the host's repositories (root "untrusted/": the one signed by a stranger)."""
     base_path, core_path = apk_repo_paths(host.release)
     path = base_path if which == "base" else core_path
-    return f"http://{FEED_ADDRESS}:{APK_REPO_PORT}/{root}{path}/APKINDEX.tar.gz"
+    return f"http://{FEED_ADDRESS}:{APK_REPO_PORT}/{root}{path}/packages.adb"
 
 
 def openwrt_release_files(host: Host, base: Path) -> None:
@@ -728,7 +730,7 @@ def personalize_apk(host: Host, base: Path) -> None:
     copy_fixture("openwrt/apk", base / "usr/bin/apk", 0o755)
     # OpenWrt 25.x: /etc/apk/repositories.d/distfeeds.list, one index URL a line
     write(base / "etc/apk/repositories.d/distfeeds.list",
-          "# sslbench test rig: the repositories, served on loopback by `rig.py up` (v2 indexes: README.md).\n"
+          "# sslbench test rig: the repositories, served on loopback by `rig.py up` (README.md).\n"
           f"{apk_repo_url(host, 'core')}\n{apk_repo_url(host, 'base')}\n")
     shutil.copyfile(build_dir("apk-repo") / "keys" / APK_KEY, base / "etc/apk/keys" / APK_KEY)
 
