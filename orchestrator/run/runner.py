@@ -219,8 +219,9 @@ class Interrupt:
 
 
 class Driver:
-    """Runs the playbook phases of one run against one inventory: here, or for the hosts of a site worker, on that
-    worker through ansible-runner's streaming protocol (orchestrator/run/workers.py); events come back to one handler.
+    """Runs the playbook phases of one run as its RunConfig says (inventory, Ansible's options, pattern, forks, host
+    keys): here, or for the hosts of a site worker, on that worker through ansible-runner's streaming protocol
+    (orchestrator/run/workers.py); events come back to one handler.
 
     Everything a play needs travels in one project directory of the run's own (private_dir/project: the playbooks,
     and `shipped/`, files written for the hosts such as their launch scripts), so a worker gets the same."""
@@ -248,7 +249,7 @@ class Driver:
         # vault secret missing, a bad ansible.cfg, a plugin that cannot load ...), not a host
         self.aborted: str | None = None
 
-    # what the engine and fleet read of the config (Ansible's options, the pattern, the hosts at once)
+    # the config's parts the engine and fleet ask the driver for (their tests give them a FakeDriver instead)
     @property
     def inventory(self) -> Path:
         return self.config.inventory.path

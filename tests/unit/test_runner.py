@@ -52,6 +52,32 @@ def test_driver_keeps_host_key_checking_on_unless_asked(tmp_path):
         assert driver.envvars()["ANSIBLE_HOST_KEY_CHECKING"] == "False"
 
 
+def test_run_json_matrix_is_written_from_the_config_in_the_layout_stores_have(tmp_path):
+    """run.json's `matrix`: the request the run began with, then the idle gate, the budget, each host's plan and,
+    with site workers, which ran each host: in this order, with these keys, as stored runs have it."""
+    from orchestrator.run.config import PlanOptions
+    from orchestrator.run.fleet import plan_for, record_matrix
+    from orchestrator.run.workers import Worker
+
+    request = matrix.MatrixRequest(algorithms=("sha256",), sizes=(16,), threads=("1",), apis=("evp",), seconds=1)
+    options = PlanOptions(request, budget_seconds=600, idle_wait=5)
+    state = HostState(name="r1", result=HostResult(host="r1"))
+    state.result.openssl.version, state.logical_cpus = "3.0.19", 2
+    plan = plan_for(state, options)
+    run = Run(run_id="x", created="now", matrix=request.to_dict())
+    config = config_of(tmp_path, plan=options, workers=(Worker("lab", "pi@lab", "lab_g"),))
+    record_matrix(run, config, {"r1": (state, plan)}, {"r2": "lab"})
+    assert list(run.matrix) == [*request.to_dict(), "idle_wait", "budget_seconds", "hosts", "workers", "host_workers"]
+    assert (run.matrix["idle_wait"], run.matrix["budget_seconds"]) == (5, 600)
+    assert run.matrix["hosts"] == {"r1": {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
+                                          "eta_seconds": plan.eta_seconds, "notes": plan.notes, "pins": [],
+                                          "budget": state.budget.to_dict()}}
+    assert run.matrix["workers"] == {"lab": {"ssh": "pi@lab", "hosts": "lab_g"}}
+    assert run.matrix["host_workers"] == {"r2": "lab"}
+    record_matrix(run, config_of(tmp_path, plan=PlanOptions(request, idle_wait=5)), {}, {})  # no budget, no workers
+    assert list(run.matrix) == [*request.to_dict(), "idle_wait", "hosts"]
+
+
 def test_progress_counts_cells_and_eta_from_planned_seconds():
     p = HostProgress(host="r1", phase="bench", planned={"a": 10.0, "b": 20.0, "c": 30.0}, total=3)
     assert p.remaining_seconds(now=0) == 60
