@@ -27,11 +27,11 @@ import ptyprocess  # type: ignore[import-untyped]  # pexpect's: ansible-runner d
 _pty_init = ptyprocess.PtyProcess.__init__
 
 
-def _pty_init_without_close_delay(self: Any, *positional: Any, **kwargs: Any) -> None:
+def _pty_init_without_close_delay(self: Any, *positional: Any, **keywords: Any) -> None:
     """ansible-runner closes ansible-playbook's pty only once pexpect has seen the process end (it loops while the
     child is alive), so ptyprocess's 0.1-s sleep after close, for "the kernel to update process status", only
     delays the end of every run (a twentieth of a one-host run). Each instance sets it, hence here."""
-    _pty_init(self, *positional, **kwargs)
+    _pty_init(self, *positional, **keywords)
     self.delayafterclose = 0
 
 
