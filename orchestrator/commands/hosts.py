@@ -12,14 +12,13 @@ from pathlib import Path
 
 from orchestrator import terminal, units
 from orchestrator.analysis import identity
-from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
-                                          plan_options_from_args)
+from orchestrator.commands.options import add_common_options, add_matrix_options, add_width_option, run_config
 from orchestrator.model import HOST_OK, OpenSSLBuild, Run
 from orchestrator.render import tables
-from orchestrator.run import engine, fleet, workers
+from orchestrator.run import engine, fleet
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.progress import ProgressView
-from orchestrator.run.runner import AnsibleOptions, Driver, Interrupt, choose_inventory
+from orchestrator.run.runner import Driver, Interrupt
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,20 +40,12 @@ DROP = ["unsupported", "package manager", "cpus", "pinned", "cpu"]  # first to g
 
 
 def hosts_command(args: argparse.Namespace) -> int:
-    options = plan_options_from_args(args)
-    chosen = choose_inventory(args.inventory)
-    inventory = chosen.path
-    if chosen.said():  # never measure this machine, or a fleet named elsewhere, unawares
-        print(f"sslbench: {chosen.said()}", file=sys.stderr)
+    config = run_config(args)
     with tempfile.TemporaryDirectory(prefix="sslbench-hosts-") as scratch, Interrupt() as interrupt, \
             ProgressView(live=False, stream=io.StringIO()) as view, \
-            Driver(Path(scratch), inventory, limit=args.limit, forks=args.forks,
-                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
-                   ansible=AnsibleOptions.from_args(args),
-                   workers=workers.from_args(args.worker, args.worker_hosts, args.config)) as driver:
+            Driver(config, Path(scratch), interrupt=interrupt) as driver:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
-        plans = engine.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
-                             upgrade=args.upgrade_openssl, bench=False).run()
+        plans = engine.Engine(driver, collector, config, interrupt, bench=False).run()
     text, notes = render_hosts(collector.hosts, plans, args.format, terminal.output_width(args.width))
     print(text)
     for note in notes:

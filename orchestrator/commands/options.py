@@ -1,17 +1,26 @@
 """Command-line options that commands share. `sslbench run` and `sslbench hosts`: which hosts and how to reach them
-(the ansible-playbook options users already type), and the matrix to plan. `diff` and `trend`: the CI options
-(`--format junit`, `-o`, `--fail-on-regression`). Checked here: bad values are UserErrors."""
+(the ansible-playbook options users already type), and the matrix to plan, read once into a `RunConfig`
+(`run_config`). `diff` and `trend`: the CI options (`--format junit`, `-o`, `--fail-on-regression`). Checked here:
+bad values are UserErrors."""
 from __future__ import annotations
 
 import argparse
+import getpass
+import sys
 from pathlib import Path
+from typing import Callable
 
-from orchestrator import textsafe
+from orchestrator import store, textsafe
 from orchestrator.analysis import verdict
 from orchestrator.errors import UserError
-from orchestrator.run import budget, matrix
-from orchestrator.run.fleet import DEFAULT_IDLE_WAIT, PlanOptions
+from orchestrator.run import budget, matrix, workers
+from orchestrator.run.ansible_options import AnsibleOptions
+from orchestrator.run.config import DEFAULT_IDLE_WAIT, PlanOptions, RunConfig
+from orchestrator.run.inventory import choose_inventory
 from orchestrator.run.matrix import MatrixRequest
+
+INSECURE_WARNING = ("WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the network "
+                    "path can impersonate your hosts")
 
 
 def add_common_options(p: argparse.ArgumentParser) -> None:
@@ -101,6 +110,33 @@ def plan_options_from_args(args: argparse.Namespace) -> PlanOptions:
 
 def request_from_args(args: argparse.Namespace) -> MatrixRequest:
     return matrix.parse_request(args.algorithms, args.sizes, args.threads, args.api, args.seconds, args.repeat)
+
+
+def run_config(args: argparse.Namespace, *, results: Path = store.DEFAULT_RESULTS,
+               warn_insecure: bool = False) -> RunConfig:
+    """The options of `run` and `hosts`, checked and built once, in the order the user hears of them: the matrix (a
+    bad value stops here, before any prompt), the inventory (said where -i did not name it: never measure this
+    machine, or a fleet named elsewhere, unawares), the host key warning (`run`), the site workers, and the
+    passwords last (a Ctrl-C at a prompt leaves no empty run behind)."""
+    plan = plan_options_from_args(args)
+    inventory = choose_inventory(args.inventory)
+    if inventory.said():
+        print(f"sslbench: {inventory.said()}", file=sys.stderr)
+    if warn_insecure and args.insecure_no_host_key_check:
+        print(f"sslbench: {INSECURE_WARNING}", file=sys.stderr)
+    sites = tuple(workers.configured(args.worker, args.worker_hosts, args.config))
+    return RunConfig(inventory=inventory, plan=plan, ansible=ansible_options(args), limit=args.limit,
+                     forks=args.forks, insecure_no_host_key_check=args.insecure_no_host_key_check, workers=sites,
+                     results=results, no_provision=args.no_provision, upgrade_openssl=args.upgrade_openssl)
+
+
+def ansible_options(args: argparse.Namespace, ask: Callable[[str], str] = getpass.getpass) -> AnsibleOptions:
+    """The ansible-playbook options as typed, with the passwords -k, -K, -J and `--vault-id LABEL@prompt` ask for."""
+    typed = AnsibleOptions(user=args.user, become=args.become, extra_vars=tuple(args.extra_vars or ()),
+                           private_key=args.private_key, ssh_common_args=args.ssh_common_args,
+                           vault_password_files=tuple(args.vault_password_file or ()),
+                           vault_ids=tuple(args.vault_id or ()), verbosity=args.verbose or 0)
+    return typed.with_passwords([name for name in AnsibleOptions.PROMPTS if getattr(args, name, False)], ask)
 
 
 def add_ci_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 from orchestrator import store, terminal
-from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
-                                          plan_options_from_args)
+from orchestrator.commands.options import add_common_options, add_matrix_options, add_width_option, run_config
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
 from orchestrator.render import tables
-from orchestrator.run import engine, fleet, workers
+from orchestrator.run import engine, fleet
+from orchestrator.run.ansible_options import redacted_command
 from orchestrator.run.progress import ProgressView
-from orchestrator.run.runner import AnsibleOptions, Driver, Interrupt, choose_inventory, redacted_command
+from orchestrator.run.runner import Driver, Interrupt
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,38 +38,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_command(args: argparse.Namespace) -> int:
-    options = plan_options_from_args(args)
-    chosen = choose_inventory(args.inventory)
-    inventory = chosen.path
-    if chosen.said():  # never measure this machine, or a fleet named elsewhere, unawares
-        print(f"sslbench: {chosen.said()}", file=sys.stderr)
-    if args.insecure_no_host_key_check:
-        print("sslbench: WARNING: --insecure-no-host-key-check: SSH host keys are NOT verified; anyone on the "
-              "network path can impersonate your hosts", file=sys.stderr)
-    sites = workers.from_args(args.worker, args.worker_hosts, args.config)
-    ansible = AnsibleOptions.from_args(args)  # passwords first: a Ctrl-C at the prompt leaves no empty run
-    run_dir = store.new_run_dir(args.results)
+    # before the run dir exists: a Ctrl-C at a password prompt leaves no empty run
+    config = run_config(args, results=Path(args.results), warn_insecure=True)
+    run_dir = store.new_run_dir(config.results)
     run = Run(run_id=run_dir.name, created=store.utc_now(), command=redacted_command(["sslbench", *sys.argv[1:]]),
-              matrix=options.request.to_dict(), complete=False)
+              matrix=config.plan.request.to_dict(), complete=False)
     store.save_run(run_dir, run)
     with Interrupt(results=run_dir) as interrupt, ProgressView() as view, \
-            Driver(run_dir, inventory, limit=args.limit, forks=args.forks,
-                   insecure_no_host_key_check=args.insecure_no_host_key_check, interrupt=interrupt,
-                   ansible=ansible, workers=sites) as driver:
+            Driver(config, run_dir, interrupt=interrupt) as driver:
         collector = fleet.Collector(run, run_dir, view)
         plans = {}
-        bench = engine.Engine(driver, collector, options, interrupt, no_provision=args.no_provision,
-                             upgrade=args.upgrade_openssl)
+        bench = engine.Engine(driver, collector, config, interrupt)
         try:
             if not interrupt.requested:
                 plans = bench.run()
         except KeyboardInterrupt:  # Ctrl-C twice: no cleanup on the hosts, but every cell already here is kept
             interrupt.abort()
             plans = {name: (state, state.plan) for name, state in collector.hosts.items() if state.plan}
-        fleet.record_plans(run, plans, options)
-        if sites:  # which site worker ran each host
-            run.matrix["workers"] = {name: {"ssh": w.ssh, "hosts": w.hosts} for name, w in driver.workers.items()}
-            run.matrix["host_workers"] = dict(sorted(driver.host_worker.items()))
+        fleet.record_matrix(run, config, plans, driver.host_worker)
         fleet.finish_all(collector, interrupt)
     for name, (_state, plan) in sorted(plans.items()):
         for note in plan.notes:

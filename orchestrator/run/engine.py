@@ -40,13 +40,15 @@ from orchestrator import store
 from orchestrator.errors import UserError
 from orchestrator.parse import protocol
 from orchestrator.run import hostlink, platforms
-from orchestrator.run.fleet import (SNAPSHOT_SECONDS, Collector, HostState, PlanOptions,
+from orchestrator.run.config import PlanOptions, RunConfig
+from orchestrator.run.fleet import (SNAPSHOT_SECONDS, Collector, HostState,
                                 died_reason, fail, no_hosts_reason, one_line, plan_for, provisioning_decision)
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.run.hostlink import HostLink, Outcome
 from orchestrator.run.matrix import HostPlan, cells_text
+from orchestrator.run.inventory import vault_hint
 from orchestrator.run.runner import (CLEANUP_PLAYBOOK, DEFAULT_FORKS, PLAYBOOK_DIR, PROXY_CLOSED, Driver, HostEvent,
-                                 Interrupt, vault_hint)
+                                 Interrupt)
 
 MIN_WAIT = 1.0  # seconds between two polls of one host, at least
 # and at most a quarter of its matrix (but not under 10 s, nor over 60 s): progress and finished logs keep coming
@@ -199,10 +201,8 @@ class Engine:
 
     driver: Driver
     collector: Collector
-    options: PlanOptions
+    config: RunConfig
     interrupt: Interrupt
-    no_provision: bool = False
-    upgrade: bool = False
     bench: bool = True
     flows: dict[str, HostFlow] = field(default_factory=dict)
     plans: dict[str, tuple[HostState, HostPlan]] = field(default_factory=dict)
@@ -517,14 +517,15 @@ class Engine:
                                          "but no openssl binary was found afterwards")
                 return None
         else:
-            state.provision = provisioning_decision(state, no_provision=self.no_provision, upgrade=self.upgrade)
+            state.provision = provisioning_decision(state, no_provision=self.config.no_provision,
+                                                    upgrade=self.config.upgrade_openssl)
             if state.result.status != HOST_OK:
                 return None
             if state.provision and self.bench:
                 return Step(INSTALL, state.provision.install, time.monotonic())
         if not state.openssl_path and self.bench:
             return None
-        plan = plan_for(state, self.options)
+        plan = plan_for(state, self.config.plan)
         self.plans[state.name] = (state, plan)
         if not self.bench:
             return None
@@ -538,7 +539,7 @@ class Engine:
 
     def _launch_step(self, state: HostState, plan: HostPlan, wait: int) -> Step:
         script = launcher_script(self.collector.run.run_id, plan, state.openssl_path or "openssl",
-                                 self.options.idle_wait, wait)
+                                 self.config.plan.idle_wait, wait)
         return Step(LAUNCH, script, time.monotonic())
 
     def _after_install(self, flow: HostFlow) -> Step | None:
@@ -565,7 +566,7 @@ class Engine:
         plan = self.plans[state.name][1]
         every = progress_wait(plan)
         flow.schedule = Schedule(due=now + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
-                                 deadline=now + deadline_after(plan, self.options), every=every)
+                                 deadline=now + deadline_after(plan, self.config.plan), every=every)
         if state.poll_state == "started":
             return self._poll_step(state.name, flow.schedule.due)
         assert flow.step is not None

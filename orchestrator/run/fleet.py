@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,26 +26,18 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.run.progress import ProgressView
-from orchestrator.run.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt, vault_hint
+from orchestrator.run.config import PlanOptions, RunConfig
+from orchestrator.run.inventory import vault_hint
+from orchestrator.run.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
 # <name>.txt beside facts.txt: not *.log, which are the cells' raw outputs.
 CONDITION_LOGS = ("conditions-idle", "conditions-before", "conditions-after")
-DEFAULT_IDLE_WAIT = 60
 SNAPSHOT_SECONDS = 3  # each of the before/after snapshots (openssl engine/providers: ~1 s under qemu)
 # The parts of a cell's log that say why openssl refused it (unknown algorithm / option).
 _REFUSED = re.compile(r"unknown algorithm|bad option|unknown option|invalid (cipher|digest|option)|not supported|"
                       r"no such|unsupported", re.IGNORECASE)
-
-
-@dataclass
-class PlanOptions:
-    """How each host's matrix is planned: the request, an optional time budget, the idle gate."""
-
-    request: MatrixRequest
-    budget_seconds: float | None = None
-    idle_wait: int = DEFAULT_IDLE_WAIT
 
 
 # --- per-host state ----------------------------------------------------------------------------
@@ -383,16 +376,24 @@ def no_hosts_reason(driver: Driver, status: str) -> str:
             "; check the inventory and the host pattern")
 
 
-def record_plans(run: Run, plans: dict[str, tuple[HostState, HostPlan]], options: PlanOptions) -> None:
-    """What each host was planned to run, in run.json's matrix."""
-    run.matrix["idle_wait"] = options.idle_wait
-    if options.budget_seconds is not None:
-        run.matrix["budget_seconds"] = options.budget_seconds
-    run.matrix["hosts"] = {name: {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
-                                  "eta_seconds": plan.eta_seconds, "notes": plan.notes,
-                                  "pins": [list(p) for p in state.pins],
-                                  **({"budget": state.budget.to_dict()} if state.budget else {})}
-                           for name, (state, plan) in plans.items()}
+def record_matrix(run: Run, config: RunConfig, plans: dict[str, tuple[HostState, HostPlan]],
+                  host_worker: Mapping[str, str]) -> None:
+    """run.json's `matrix`, written whole at the end of a run from its config: the request (what the run began with),
+    the idle gate, the budget, what each host was planned to run and, with site workers, which ran each host. Stored
+    runs keep this layout, so it is written as they have it."""
+    record = config.plan.request.to_dict()
+    record["idle_wait"] = config.plan.idle_wait
+    if config.plan.budget_seconds is not None:
+        record["budget_seconds"] = config.plan.budget_seconds
+    record["hosts"] = {name: {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
+                              "eta_seconds": plan.eta_seconds, "notes": plan.notes,
+                              "pins": [list(p) for p in state.pins],
+                              **({"budget": state.budget.to_dict()} if state.budget else {})}
+                       for name, (state, plan) in plans.items()}
+    if config.workers:
+        record["workers"] = {w.name: {"ssh": w.ssh, "hosts": w.hosts} for w in config.workers}
+        record["host_workers"] = dict(sorted(host_worker.items()))
+    run.matrix = record
 
 
 def finish_all(collector: Collector, interrupt: Interrupt) -> None:

@@ -7,8 +7,6 @@ small `HostEvent`; nothing here parses benchmark output.
 """
 from __future__ import annotations
 
-import enum
-import getpass
 import json
 import os
 import re
@@ -19,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -29,29 +27,22 @@ import ptyprocess  # type: ignore[import-untyped]  # pexpect's: ansible-runner d
 _pty_init = ptyprocess.PtyProcess.__init__
 
 
-def _pty_init_without_close_delay(self: Any, *args: Any, **kwargs: Any) -> None:
+def _pty_init_without_close_delay(self: Any, *positional: Any, **keywords: Any) -> None:
     """ansible-runner closes ansible-playbook's pty only once pexpect has seen the process end (it loops while the
     child is alive), so ptyprocess's 0.1-s sleep after close, for "the kernel to update process status", only
     delays the end of every run (a twentieth of a one-host run). Each instance sets it, hence here."""
-    _pty_init(self, *args, **kwargs)
+    _pty_init(self, *positional, **keywords)
     self.delayafterclose = 0
 
 
 ptyprocess.PtyProcess.__init__ = _pty_init_without_close_delay
 
-from orchestrator.errors import UserError
+from orchestrator.run.ansible_options import AnsibleOptions
+from orchestrator.run.config import RunConfig
+from orchestrator.run.inventory import shipped_dir
 from orchestrator.run.workers import Worker, local_limit, worker_limit
 
-
-def _shipped_dir(name: str) -> Path:
-    """playbooks/ and inventory/ sit at the top of a checkout; an installed package carries them
-    inside itself (pyproject.toml maps them to orchestrator.playbooks / orchestrator.inventory)."""
-    package = Path(__file__).resolve().parents[1]  # orchestrator/ (this module is in its run/ wing)
-    installed = package / name
-    return installed if installed.is_dir() else package.parent / name
-
-
-PLAYBOOK_DIR = _shipped_dir("playbooks")
+PLAYBOOK_DIR = shipped_dir("playbooks")
 MAIN_PLAYBOOK = "sslbench.yml"
 SHIPPED = "shipped"  # files written for the hosts (launch scripts), inside the run's project dir
 SELECTED_GROUP = "sslbench_selected"  # the plays' hosts when a phase is for some hosts only (Driver.play)
@@ -159,231 +150,6 @@ def host_event(event: dict[str, Any]) -> HostEvent | None:
                      message=message.strip(), ignored=bool(data.get("ignore_errors")), rc=res.get("rc"))
 
 
-@dataclass
-class AnsibleOptions:
-    """The ansible-playbook options a user types, passed through unchanged (`sslbench run -u pi -K ...`).
-
-    Passwords asked for with -k / -K / --ask-vault-pass are read once on this terminal and given to
-    ansible-playbook's own prompts through ansible-runner's pexpect answers: they stay in memory, never on a
-    command line, in a file or in run.json."""
-
-    user: str | None = None
-    become: bool = False
-    extra_vars: list[str] = field(default_factory=list)
-    private_key: str | None = None
-    ssh_common_args: str | None = None
-    vault_password_files: list[str] = field(default_factory=list)
-    vault_ids: list[str] = field(default_factory=list)  # `label@file`, `label@prompt` or a file, as typed
-    verbosity: int = 0
-    passwords: dict[str, str] = field(default_factory=dict)  # prompt regex -> answer
-
-    # ansible-playbook's prompts, as pexpect patterns (ansible/cli/__init__.py)
-    PROMPTS = {"ask_pass": ("--ask-pass", r"^SSH password:\s*$", "SSH password: "),
-               "ask_become_pass": ("--ask-become-pass", r"^BECOME password.*:\s*$", "BECOME password: "),
-               "ask_vault_pass": ("--ask-vault-pass", r"^Vault password.*:\s*$", "Vault password: ")}
-
-    @classmethod
-    def from_args(cls, args: Any, ask: Callable[[str], str] = getpass.getpass) -> AnsibleOptions:
-        options = cls(user=args.user, become=args.become, extra_vars=list(args.extra_vars or []),
-                      private_key=args.private_key, ssh_common_args=args.ssh_common_args,
-                      vault_password_files=list(args.vault_password_file or []),
-                      vault_ids=list(getattr(args, "vault_id", None) or []), verbosity=args.verbose or 0)
-        for name, (_flag, pattern, prompt) in cls.PROMPTS.items():
-            if getattr(args, name, False):
-                try:
-                    options.passwords[pattern] = ask(prompt)
-                except (EOFError, KeyboardInterrupt):
-                    raise UserError(f"no answer to '{prompt.strip()}' (asked for by --{name.replace('_', '-')})")
-        labelled: dict[str, str] = {}
-        for vault_id in options.vault_ids:
-            label, source = vault_id.split("@", 1) if "@" in vault_id else ("", vault_id)  # as ansible's CLI
-            if source == "prompt":  # ansible-playbook asks "Vault password (LABEL): " for it: asked here, once
-                prompt = f"Vault password ({label or 'default'}): "
-                try:
-                    labelled[rf"^Vault password \({re.escape(label or 'default')}\):\s*$"] = ask(prompt)
-                except (EOFError, KeyboardInterrupt):
-                    raise UserError(f"no answer to '{prompt.strip()}' (asked for by --vault-id {vault_id})")
-        options.passwords = {**labelled, **options.passwords}  # first: -J's pattern would match them too
-        return options
-
-    def cmdline(self) -> list[str]:
-        args: list[str] = []
-        if self.user:
-            args += ["--user", self.user]
-        if self.become:
-            args.append("--become")
-        for value in self.extra_vars:
-            args += ["--extra-vars", value]
-        if self.private_key:
-            args += ["--private-key", self.private_key]
-        if self.ssh_common_args:
-            args += ["--ssh-common-args", self.ssh_common_args]
-        for path in self.vault_password_files:
-            args += ["--vault-password-file", path]
-        for vault_id in self.vault_ids:
-            args += ["--vault-id", vault_id]
-        args += [flag for flag, pattern, _prompt in self.PROMPTS.values() if pattern in self.passwords]
-        return args
-
-
-_EXTRA_VARS = re.compile(r"^(-e|--extra-vars)(=?)(.*)$", re.DOTALL)
-
-
-def redacted_command(argv: list[str]) -> list[str]:
-    """The command line as run.json keeps it: extra vars may carry secrets (`-e ansible_become_password=...`), so
-    their values are replaced by *** (keys and `@file` names stay)."""
-    out: list[str] = []
-    redact_next = False
-    for word in argv:
-        if redact_next:
-            out.append(_redact_vars(word))
-            redact_next = False
-            continue
-        match = _EXTRA_VARS.match(word)
-        if match and match.group(3):  # -eVALUE, --extra-vars=VALUE
-            out.append(match.group(1) + match.group(2) + _redact_vars(match.group(3)))
-        else:
-            out.append(word)
-            redact_next = bool(match)
-    return out
-
-
-def _redact_vars(value: str) -> str:
-    if value.startswith("@"):
-        return value
-    if value.lstrip().startswith(("{", "[")):
-        return "***"
-    try:
-        words = shlex.split(value)
-    except ValueError:
-        return "***"
-    return " ".join(f"{w.split('=', 1)[0]}=***" if "=" in w else "***" for w in words)
-
-
-def default_inventory() -> Path:
-    return _shipped_dir("inventory") / "localhost.yml"
-
-
-class InventorySource(enum.Enum):
-    """Where the inventory came from, in ansible-playbook's order (the first that names one wins)."""
-
-    OPTION = "-i"
-    ENVIRONMENT = "ANSIBLE_INVENTORY"
-    CONFIG = "inventory = in the Ansible config"
-    DEFAULT = "sslbench's default"
-
-
-@dataclass(frozen=True)
-class InventoryChoice:
-    path: Path
-    source: InventorySource
-    config: str = ""  # the config file that named it (CONFIG)
-
-    def said(self) -> str:
-        """One line for the output where the inventory is not the one the user typed (-i): a user never measures
-        this machine, or a fleet named elsewhere, without being told; "" for -i."""
-        if self.source is InventorySource.OPTION:
-            return ""
-        if self.source is InventorySource.DEFAULT:
-            return ("inventory: sslbench's default: this machine only (localhost); name your hosts with -i, "
-                    "ANSIBLE_INVENTORY or `inventory =` in ansible.cfg")
-        if self.source is InventorySource.CONFIG:
-            return f"inventory: {self.path} (inventory = in {self.config})"
-        return f"inventory: {self.path} ({self.source.value})"
-
-
-def ansible_setting(name: str) -> tuple[Any, str]:
-    """A setting (ansible-core's name, e.g. DEFAULT_HOST_LIST) and its origin ("default", "env: VAR" or the config
-    file), as ansible-playbook started here would see it: ansible-core's own ConfigManager finds the config file
-    (ANSIBLE_CONFIG, ./ansible.cfg unless the directory is world-writable, ~/.ansible.cfg, /etc/ansible/ansible.cfg)
-    and resolves a path in it relative to that file. Imported here only: 0.1 s that -i spares."""
-    try:
-        from ansible.config.manager import ConfigManager  # type: ignore[import-untyped]  # no type information
-        from ansible.errors import AnsibleError  # type: ignore[import-untyped]
-    except ImportError as exc:  # ansible-core is a dependency: a broken install
-        raise UserError(f"cannot read Ansible's configuration: {exc}") from None
-    try:
-        value, origin = ConfigManager().get_config_value_and_origin(name)
-    except (AnsibleError, ValueError) as exc:
-        raise UserError(f"Ansible: {exc}") from None
-    return value, str(origin)
-
-
-def choose_inventory(path: str | None) -> InventoryChoice:
-    """-i, else $ANSIBLE_INVENTORY, else the `[defaults] inventory` of the config ansible-playbook would load, else
-    this machine: ansible-playbook's order, one source (a file, plugin file, script or directory). A relative -i
-    or ANSIBLE_INVENTORY is the directory sslbench was started in's, one in a config file that file's, as
-    Ansible's. (Where nothing names one, ansible-playbook would read /etc/ansible/hosts; sslbench measures this
-    machine instead, and says so.)"""
-    source, config = InventorySource.OPTION, ""
-    if not path:
-        source = InventorySource.ENVIRONMENT
-        sources = [s.strip() for s in os.environ.get("ANSIBLE_INVENTORY", "").split(",") if s.strip()]
-        if not sources:
-            blank = os.environ.pop("ANSIBLE_INVENTORY", None)  # set but empty: read as unset, not as "."
-            try:
-                value, origin = ansible_setting("DEFAULT_HOST_LIST")
-            finally:
-                if blank is not None:
-                    os.environ["ANSIBLE_INVENTORY"] = blank
-            if origin == "default":
-                return InventoryChoice(default_inventory().resolve(), InventorySource.DEFAULT)
-            source, config = InventorySource.CONFIG, origin
-            sources = [str(v) for v in (value if isinstance(value, list) else [value]) if str(v).strip()]
-        where = {InventorySource.ENVIRONMENT: "ANSIBLE_INVENTORY", InventorySource.CONFIG: f"inventory = in {config}"}
-        if len(sources) != 1:
-            raise UserError(f"{where[source]} names {', '.join(sources) or 'no inventory'}: sslbench takes one "
-                            "inventory source (a directory can hold several); give it with -i")
-        path = sources[0]
-        said = f"{where[source]} names {path}, which"
-    else:
-        said = f"inventory {path}"
-    inventory = Path(path).expanduser()
-    if not inventory.exists():
-        raise UserError(f"{said} does not exist; pass an Ansible inventory file or directory with -i")
-    return InventoryChoice(inventory.resolve(), source, config)
-
-
-def resolve_inventory(path: str | None) -> Path:
-    return choose_inventory(path).path
-
-
-NO_VAULT_SECRET = "no vault secrets found"  # Ansible's "Attempting to decrypt but no vault secrets found"
-VAULT_NOT_OPENED = "Decryption failed"  # Ansible's: a vault secret was given, none opens the vault
-
-
-def vault_hint(said: str, ansible: AnsibleOptions) -> str:
-    """What to do when Ansible could not open a vault: give a password when none was given; when one was, say
-    which did not open it (never ask for what the user gave). "" for any other failure."""
-    if NO_VAULT_SECRET in said:
-        return "; give the vault password with --vault-password-file FILE, --vault-id LABEL@FILE or --ask-vault-pass"
-    if VAULT_NOT_OPENED not in said:
-        return ""
-    given = [f"in {path} (--vault-password-file)" for path in ansible.vault_password_files]
-    for vault_id in ansible.vault_ids:
-        label, source = vault_id.split("@", 1) if "@" in vault_id else ("", vault_id)
-        given.append(f"typed at 'Vault password ({label or 'default'}):' (--vault-id {vault_id})" if source == "prompt"
-                     else f"in {source} (--vault-id {vault_id})")
-    if AnsibleOptions.PROMPTS["ask_vault_pass"][1] in ansible.passwords:
-        given.append("typed at 'Vault password:' (--ask-vault-pass)")
-    if not given:  # from the environment or ansible.cfg: where exactly, as Ansible read it
-        try:
-            for name, key in (("DEFAULT_VAULT_PASSWORD_FILE", "vault_password_file"),
-                              ("DEFAULT_VAULT_IDENTITY_LIST", "vault_identity_list")):
-                value, origin = ansible_setting(name)
-                values = [str(v) for v in (value if isinstance(value, list) else [value]) if v]
-                if values and origin != "default":
-                    where = origin.removeprefix("env: ") if origin.startswith("env: ") else f"{key} in {origin}"
-                    given.append(f"in {', '.join(values)} ({where})")
-        except UserError:
-            pass
-    if not given:
-        return "; the vault password Ansible was given does not open this vault (a wrong or outdated password)"
-    if len(given) == 1:
-        return f"; the vault password {given[0]} does not open this vault (a wrong or outdated password)"
-    return f"; none of the vault passwords given opens this vault: {'; '.join(given)}"
-
-
 class Interrupt:
     """Ctrl-C, a `kill` (SIGTERM) or a closed terminal (SIGHUP) turn into a flag that ansible-runner's cancel
     callback reads, so the playbook stops cleanly and the cleanup playbook still stops openssl on the hosts,
@@ -453,23 +219,18 @@ class Interrupt:
 
 
 class Driver:
-    """Runs the playbook phases of one run against one inventory: here, or for the hosts of a site worker, on that
-    worker through ansible-runner's streaming protocol (orchestrator/run/workers.py); events come back to one handler.
+    """Runs the playbook phases of one run as its RunConfig says (inventory, Ansible's options, pattern, forks, host
+    keys): here, or for the hosts of a site worker, on that worker through ansible-runner's streaming protocol
+    (orchestrator/run/workers.py); events come back to one handler.
 
     Everything a play needs travels in one project directory of the run's own (private_dir/project: the playbooks,
     and `shipped/`, files written for the hosts such as their launch scripts), so a worker gets the same."""
 
-    def __init__(self, run_dir: Path, inventory: Path, *, limit: str | None = None, forks: int | None = None,
-                 insecure_no_host_key_check: bool = False, interrupt: Interrupt | None = None,
-                 ansible: AnsibleOptions | None = None, workers: Sequence[Worker] = ()) -> None:
+    def __init__(self, config: RunConfig, run_dir: Path, *, interrupt: Interrupt | None = None) -> None:
+        self.config = config
         self.run_dir = Path(run_dir)
-        self.inventory = inventory
-        self.ansible = ansible or AnsibleOptions()
-        self.limit = limit
-        self.forks = forks
-        self.insecure = insecure_no_host_key_check
         self.interrupt = interrupt
-        self.workers = {w.name: w for w in workers}
+        self.workers = {w.name: w for w in config.workers}
         self.host_worker: dict[str, str] = {}  # host -> the worker that ran it (learnt from the events)
         # ansible-playbook runs where sslbench was started, as the user's own would: every relative path they type
         # (-i, -e @file, --private-key, --vault-password-file, ssh -F), ./ansible.cfg and relative ANSIBLE_* paths
@@ -488,6 +249,23 @@ class Driver:
         # vault secret missing, a bad ansible.cfg, a plugin that cannot load ...), not a host
         self.aborted: str | None = None
 
+    # the config's parts the engine and fleet ask the driver for (their tests give them a FakeDriver instead)
+    @property
+    def inventory(self) -> Path:
+        return self.config.inventory.path
+
+    @property
+    def ansible(self) -> AnsibleOptions:
+        return self.config.ansible
+
+    @property
+    def limit(self) -> str | None:
+        return self.config.limit
+
+    @property
+    def forks(self) -> int | None:
+        return self.config.forks
+
     def close(self) -> None:
         if os.environ.get("SSLBENCH_KEEP_RUNNER_DIR"):  # debugging: keep ansible-runner's artifacts/job_events
             print(f"sslbench: kept ansible-runner's data in {self.private_dir}", file=sys.stderr)
@@ -503,7 +281,7 @@ class Driver:
     def envvars(self) -> dict[str, str]:
         return {
             # ansible-runner sets this to False unless it is set: keep SSH honest.
-            "ANSIBLE_HOST_KEY_CHECKING": "False" if self.insecure else "True",
+            "ANSIBLE_HOST_KEY_CHECKING": "False" if self.config.insecure_no_host_key_check else "True",
             "ANSIBLE_RETRY_FILES_ENABLED": "False",
             "ANSIBLE_NOCOLOR": "True",
             "ANSIBLE_DEPRECATION_WARNINGS": "False",

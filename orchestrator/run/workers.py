@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,9 +49,10 @@ class Worker:
         return ["ssh", "-o", "BatchMode=yes", *self.ssh_args, self.ssh, " ".join(remote)]
 
 
-def from_args(specs: list[str] | None, host_specs: list[str] | None, config: str | None) -> list[Worker]:
+def configured(specs: Sequence[str] | None, host_specs: Sequence[str] | None,
+               config_file: str | None) -> list[Worker]:
     """Workers from --worker NAME=SSH_TARGET, --worker-hosts NAME=PATTERN and a config file's [workers.*]."""
-    workers = _collect(specs, host_specs, config)
+    workers = _collect(specs, host_specs, config_file)
     for worker in workers:
         if any(c in worker.hosts for c in ",:!&") or not worker.hosts.strip():
             raise UserError(f"worker {worker.name}: hosts must be one pattern term (a group, a host or a glob), "
@@ -58,8 +60,9 @@ def from_args(specs: list[str] | None, host_specs: list[str] | None, config: str
     return workers
 
 
-def _collect(specs: list[str] | None, host_specs: list[str] | None, config: str | None) -> list[Worker]:
-    workers: dict[str, Worker] = dict(_from_config(Path(config)) if config else {})
+def _collect(specs: Sequence[str] | None, host_specs: Sequence[str] | None,
+             config_file: str | None) -> list[Worker]:
+    workers: dict[str, Worker] = dict(_from_config(Path(config_file)) if config_file else {})
     patterns = dict(_pair(spec, "--worker-hosts", "NAME=PATTERN") for spec in host_specs or [])
     for spec in specs or []:
         name, target = _pair(spec, "--worker", "NAME=SSH_TARGET")

@@ -14,10 +14,18 @@ from typing import Callable
 
 from orchestrator.run import engine, fleet
 from orchestrator.run.hostlink import Outcome
-from orchestrator.run.runner import CLEANUP_PLAYBOOK, AnsibleOptions, HostEvent
+from orchestrator.run.ansible_options import AnsibleOptions
+from orchestrator.run.config import PlanOptions, RunConfig
+from orchestrator.run.inventory import InventoryChoice, InventorySource
+from orchestrator.run.runner import CLEANUP_PLAYBOOK, HostEvent
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MR_LOG = (DATA / "speed" / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt").read_text()
+
+
+def config_for(plan: PlanOptions, **options) -> RunConfig:
+    """A run's config over this fleet: its inventory is never read (FakeDriver has the hosts)."""
+    return RunConfig(InventoryChoice(Path("hosts.yml"), InventorySource.OPTION), plan, **options)
 
 
 class Clock:

@@ -139,8 +139,8 @@ def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_
 # --- the engine: each host through its steps, over the socket its task asks (tests/unit/fake_fleet.py) --------
 
 def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, sizes=(1024,), **driver_kw):
-    from fake_fleet import FakeDriver
-    from orchestrator.run.fleet import PlanOptions
+    from fake_fleet import FakeDriver, config_for
+    from orchestrator.run.config import PlanOptions
     from orchestrator.run.matrix import MatrixRequest
     from orchestrator.run.runner import Interrupt
 
@@ -149,7 +149,7 @@ def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, sizes=(1024,), **d
     collector.hosts.clear()
     collector.run.hosts.clear()
     request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=list(sizes), threads=[1], apis=["evp"], seconds=1)
-    engine = bench.Engine(driver, collector, PlanOptions(request=request, idle_wait=0), Interrupt(),
+    engine = bench.Engine(driver, collector, config_for(PlanOptions(request=request, idle_wait=0)), Interrupt(),
                           bench=bench_on)
     if driver.direct:
         engine.exec_step = driver.exec_step

@@ -161,7 +161,8 @@ def host_state(version="OpenSSL 3.0.19", cpus=4, pins=()):
 
 
 def test_run_fits_each_hosts_real_plan_and_says_what_went():
-    from orchestrator.run.fleet import SNAPSHOT_SECONDS, PlanOptions, plan_for
+    from orchestrator.run.config import PlanOptions
+    from orchestrator.run.fleet import SNAPSHOT_SECONDS, plan_for
     from orchestrator.run.matrix import MatrixRequest
 
     state = host_state()
@@ -178,7 +179,8 @@ def test_run_fits_each_hosts_real_plan_and_says_what_went():
 
 
 def test_a_budget_too_small_says_so_and_runs_the_smallest_plan():
-    from orchestrator.run.fleet import PlanOptions, plan_for
+    from orchestrator.run.config import PlanOptions
+    from orchestrator.run.fleet import plan_for
     from orchestrator.run.matrix import MatrixRequest
 
     state = host_state()
@@ -188,7 +190,8 @@ def test_a_budget_too_small_says_so_and_runs_the_smallest_plan():
 
 
 def test_big_little_pins_count_in_the_budget_and_are_noted():
-    from orchestrator.run.fleet import PlanOptions, plan_for
+    from orchestrator.run.config import PlanOptions
+    from orchestrator.run.fleet import plan_for
     from orchestrator.run.matrix import MatrixRequest
 
     pinned = host_state(pins=[(7, "Cortex-A72"), (3, "Cortex-A53")])

@@ -25,7 +25,7 @@ def detected_fleet(*words: str) -> tuple[dict[str, fleet.HostState], dict[str, t
     import os
     import tempfile
 
-    from fake_fleet import FakeDriver
+    from fake_fleet import FakeDriver, config_for
     from orchestrator.run import engine
     from orchestrator.run.hostlink import Outcome
     from orchestrator.run.runner import Interrupt
@@ -43,8 +43,9 @@ def detected_fleet(*words: str) -> tuple[dict[str, fleet.HostState], dict[str, t
         driver = FakeDriver(Path(scratch), hosts)
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch) / "run",
                                     ProgressView(live=False, stream=io.StringIO()), store_results=False)
-        plans = engine.Engine(driver, collector, plan_options_from_args(args), Interrupt(),
-                             no_provision=args.no_provision, upgrade=args.upgrade_openssl, bench=False).run()
+        config = config_for(plan_options_from_args(args), no_provision=args.no_provision,
+                            upgrade_openssl=args.upgrade_openssl)
+        plans = engine.Engine(driver, collector, config, Interrupt(), bench=False).run()
     return collector.hosts, plans
 
 

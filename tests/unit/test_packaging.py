@@ -83,10 +83,10 @@ def test_a_checkout_full_of_leftovers_builds_the_same_wheel(tmp_path):
 
 
 def test_runner_finds_the_playbooks_and_the_default_inventory():
-    from orchestrator.run import runner
+    from orchestrator.run import inventory, runner
     assert (runner.PLAYBOOK_DIR / runner.MAIN_PLAYBOOK).is_file()
     assert (runner.PLAYBOOK_DIR / "files" / "sslbench-run.sh").is_file()
-    assert runner.default_inventory().is_file()
+    assert inventory.default_inventory().is_file()
 
 
 def test_runtime_dependencies_are_what_the_code_imports():
@@ -100,7 +100,7 @@ def test_runtime_dependencies_are_what_the_code_imports():
     # the `plots` extra is runtime too: orchestrator/extras.py asks for it before report.py and site.py import it
     declared = {re.match(r"[A-Za-z0-9_.-]+", spec).group().lower()
                 for spec in project["dependencies"] + project["optional-dependencies"]["plots"]}
-    # distribution -> the module orchestrator imports; ansible-core's: its config lookup (runner.ansible_setting)
+    # distribution -> the module orchestrator imports; ansible-core's: its config lookup (inventory.ansible_setting)
     module_of = {"ansible-core": "ansible", "ansible-runner": "ansible_runner"}
     wanted = {module_of.get(name, name) for name in declared} - {None}
     imported = set()

@@ -8,6 +8,8 @@ from orchestrator.run.fleet import Collector, HostState, apply_facts, cell_measu
 from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult, Run
 from orchestrator.parse.protocol import exit_codes, progress_part, split_logs
 from orchestrator.run.progress import HostProgress, ProgressView
+from orchestrator.run.config import RunConfig
+from orchestrator.run.inventory import InventoryChoice, InventorySource
 from orchestrator.run.runner import Driver, HostEvent, host_event
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "speed"
@@ -35,14 +37,45 @@ def test_events_without_host_are_ignored_but_never_rejected():
     assert host_event({"event": "verbose", "stdout": "x"}) is None
 
 
+def config_of(tmp_path, **options):
+    """A run's config for the driver: an inventory typed with -i, and `options`."""
+    return RunConfig(InventoryChoice(tmp_path / "inv.yml", InventorySource.OPTION), **options)
+
+
 def test_driver_keeps_host_key_checking_on_unless_asked(tmp_path):
-    with Driver(tmp_path, tmp_path / "inv.yml") as driver:
+    with Driver(config_of(tmp_path), tmp_path) as driver:
         assert driver.envvars()["ANSIBLE_HOST_KEY_CHECKING"] == "True"
         private = driver.private_dir
         assert private.is_dir()
     assert not private.exists()  # fresh per run, removed after
-    with Driver(tmp_path, tmp_path / "inv.yml", insecure_no_host_key_check=True) as driver:
+    with Driver(config_of(tmp_path, insecure_no_host_key_check=True), tmp_path) as driver:
         assert driver.envvars()["ANSIBLE_HOST_KEY_CHECKING"] == "False"
+
+
+def test_run_json_matrix_is_written_from_the_config_in_the_layout_stores_have(tmp_path):
+    """run.json's `matrix`: the request the run began with, then the idle gate, the budget, each host's plan and,
+    with site workers, which ran each host: in this order, with these keys, as stored runs have it."""
+    from orchestrator.run.config import PlanOptions
+    from orchestrator.run.fleet import plan_for, record_matrix
+    from orchestrator.run.workers import Worker
+
+    request = matrix.MatrixRequest(algorithms=("sha256",), sizes=(16,), threads=("1",), apis=("evp",), seconds=1)
+    options = PlanOptions(request, budget_seconds=600, idle_wait=5)
+    state = HostState(name="r1", result=HostResult(host="r1"))
+    state.result.openssl.version, state.logical_cpus = "3.0.19", 2
+    plan = plan_for(state, options)
+    run = Run(run_id="x", created="now", matrix=request.to_dict())
+    config = config_of(tmp_path, plan=options, workers=(Worker("lab", "pi@lab", "lab_g"),))
+    record_matrix(run, config, {"r1": (state, plan)}, {"r2": "lab"})
+    assert list(run.matrix) == [*request.to_dict(), "idle_wait", "budget_seconds", "hosts", "workers", "host_workers"]
+    assert (run.matrix["idle_wait"], run.matrix["budget_seconds"]) == (5, 600)
+    assert run.matrix["hosts"] == {"r1": {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
+                                          "eta_seconds": plan.eta_seconds, "notes": plan.notes, "pins": [],
+                                          "budget": state.budget.to_dict()}}
+    assert run.matrix["workers"] == {"lab": {"ssh": "pi@lab", "hosts": "lab_g"}}
+    assert run.matrix["host_workers"] == {"r2": "lab"}
+    record_matrix(run, config_of(tmp_path, plan=PlanOptions(request, idle_wait=5)), {}, {})  # no budget, no workers
+    assert list(run.matrix) == [*request.to_dict(), "idle_wait", "hosts"]
 
 
 def test_progress_counts_cells_and_eta_from_planned_seconds():
@@ -312,13 +345,13 @@ def ansible_args(*argv):
 
 
 def test_ansible_options_reach_ansible_playbook_as_typed():
-    from orchestrator.run.runner import AnsibleOptions
+    from orchestrator.commands.options import ansible_options
 
     asked = []
     args = ansible_args("-u", "pi", "-b", "-K", "-k", "-e", "a=1", "--extra-vars", "@more.yml", "--private-key",
                         "~/.ssh/board", "--ssh-common-args", "-o ProxyJump=gw", "--vault-password-file", "vp",
                         "-J", "-vvv")
-    options = AnsibleOptions.from_args(args, ask=lambda prompt: asked.append(prompt) or f"pw-{len(asked)}")
+    options = ansible_options(args, ask=lambda prompt: asked.append(prompt) or f"pw-{len(asked)}")
     assert asked == ["SSH password: ", "BECOME password: ", "Vault password: "]
     assert options.cmdline() == ["--user", "pi", "--become", "--extra-vars", "a=1", "--extra-vars", "@more.yml",
                                  "--private-key", "~/.ssh/board", "--ssh-common-args", "-o ProxyJump=gw",
@@ -333,17 +366,17 @@ def test_ansible_options_reach_ansible_playbook_as_typed():
                            ("BECOME password: ", "pw-2"), ("Vault password: ", "pw-3")):
         assert [a for p, a in answers.items() if p.search(prompt)] == [answer]
     assert not any("pw-" in word for word in options.cmdline())
-    assert AnsibleOptions.from_args(ansible_args()).cmdline() == []
+    assert ansible_options(ansible_args()).cmdline() == []
 
 
 def test_vault_ids_pass_through_and_a_prompt_one_is_answered_from_here():
     import re
 
-    from orchestrator.run.runner import AnsibleOptions
+    from orchestrator.commands.options import ansible_options
 
     asked = []
-    options = AnsibleOptions.from_args(ansible_args("--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "-J"),
-                                       ask=lambda prompt: asked.append(prompt) or f"pw-{len(asked)}")
+    options = ansible_options(ansible_args("--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "-J"),
+                              ask=lambda prompt: asked.append(prompt) or f"pw-{len(asked)}")
     assert asked == ["Vault password: ", "Vault password (dev): "]
     assert options.cmdline() == ["--vault-id", "prod@vault-pass", "--vault-id", "dev@prompt", "--ask-vault-pass"]
     # pexpect takes the first pattern that matches: the labelled prompt gets its own answer
@@ -354,18 +387,18 @@ def test_vault_ids_pass_through_and_a_prompt_one_is_answered_from_here():
 def test_a_prompt_left_unanswered_is_a_user_error():
     import pytest
 
+    from orchestrator.commands.options import ansible_options
     from orchestrator.errors import UserError
-    from orchestrator.run.runner import AnsibleOptions
 
     def eof(_prompt):
         raise EOFError
 
     with pytest.raises(UserError, match="BECOME password"):
-        AnsibleOptions.from_args(ansible_args("-K"), ask=eof)
+        ansible_options(ansible_args("-K"), ask=eof)
 
 
 def test_run_json_keeps_extra_var_names_not_values():
-    from orchestrator.run.runner import redacted_command
+    from orchestrator.run.ansible_options import redacted_command
 
     assert redacted_command(["sslbench", "run", "-e", "ansible_become_password=s3cret x=1", "--extra-vars=@v.yml",
                              "-e{\"ansible_password\": \"pw\"}", "-eflag=on", "--extra-vars", "k='a b'", "-i", "inv"]) == [
@@ -408,7 +441,7 @@ def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_ev
     from orchestrator.run.runner import Interrupt
 
     interrupt = Interrupt()
-    with Driver(tmp_path, tmp_path / "inv.yml", interrupt=interrupt) as driver:
+    with Driver(config_of(tmp_path), tmp_path, interrupt=interrupt) as driver:
         def full(event):
             raise OSError(28, "No space left on device", str(tmp_path / "r1" / "001.log"))
         handle = driver._handler(full)
@@ -440,7 +473,7 @@ def test_ansible_inventory_is_read_without_dash_i(tmp_path, monkeypatch):
     import pytest
 
     from orchestrator.errors import UserError
-    from orchestrator.run.runner import default_inventory, resolve_inventory
+    from orchestrator.run.inventory import default_inventory, resolve_inventory
 
     (tmp_path / "hosts.yml").write_text("all: {}\n")
     monkeypatch.chdir(tmp_path)
@@ -478,7 +511,7 @@ def test_inventory_of_the_ansible_cfg_ansible_would_load(tmp_path, monkeypatch):
     import pytest
 
     from orchestrator.errors import UserError
-    from orchestrator.run.runner import InventorySource, choose_inventory, default_inventory
+    from orchestrator.run.inventory import InventorySource, choose_inventory, default_inventory
 
     project = _isolated_ansible_config(tmp_path, monkeypatch)
     (project / "fleet.yml").write_text("all: {}\n")
@@ -516,7 +549,8 @@ def test_inventory_of_the_ansible_cfg_ansible_would_load(tmp_path, monkeypatch):
 
 def test_vault_hint_fits_what_was_given():
     """No secret: how to give one. A secret that does not open the vault: which one, never "give one"."""
-    from orchestrator.run.runner import AnsibleOptions, vault_hint
+    from orchestrator.run.ansible_options import AnsibleOptions
+    from orchestrator.run.inventory import vault_hint
 
     none = AnsibleOptions()
     assert "--vault-password-file FILE" in vault_hint("Attempting to decrypt but no vault secrets found", none)

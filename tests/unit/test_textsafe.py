@@ -91,7 +91,7 @@ def test_plot_labels_draw_with_the_default_font_and_stay_apart():
 # ---- `sslbench hosts`: the hostile host as detect.sh describes it ----------------------------------------------
 
 def hostile_hosts(fmt: str) -> tuple[str, list[str]]:
-    from fake_fleet import FakeDriver
+    from fake_fleet import FakeDriver, config_for
     from orchestrator.run import engine
     from orchestrator.commands.hosts import render_hosts
     from orchestrator.run.hostlink import Outcome
@@ -105,8 +105,8 @@ def hostile_hosts(fmt: str) -> tuple[str, list[str]]:
         os.makedirs(f"{scratch}/run")
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch) / "run",
                                     ProgressView(live=False, stream=io.StringIO()), store_results=False)
-        plans = engine.Engine(FakeDriver(Path(scratch), hosts), collector, plan_options_from_args(args), Interrupt(),
-                             bench=False).run()
+        plans = engine.Engine(FakeDriver(Path(scratch), hosts), collector, config_for(plan_options_from_args(args)),
+                             Interrupt(), bench=False).run()
     return render_hosts(collector.hosts, plans, fmt, width=None)
 
 

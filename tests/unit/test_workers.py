@@ -7,7 +7,7 @@ from orchestrator.run import workers
 
 
 def test_worker_options_and_their_host_patterns():
-    found = workers.from_args(["lab1=pi@lab1", "home=rpi"], ["home=home_boards"], None)
+    found = workers.configured(["lab1=pi@lab1", "home=rpi"], ["home=home_boards"], None)
     assert [(w.name, w.ssh, w.hosts) for w in found] == [("lab1", "pi@lab1", "lab1"), ("home", "rpi", "home_boards")]
     assert found[0].command() == ["ssh", "-o", "BatchMode=yes", "pi@lab1", "ansible-runner worker"]
 
@@ -16,7 +16,7 @@ def test_a_config_file_with_workers(tmp_path):
     config = tmp_path / "sslbench.toml"
     config.write_text('[workers.lab1]\nssh = "worker1"\nhosts = "openwrt"\nssh_args = "-F /x/ssh_config"\n'
                       'runner = "/opt/venv/bin/ansible-runner"\n')
-    [worker] = workers.from_args(None, None, str(config))
+    [worker] = workers.configured(None, None, str(config))
     assert worker.command() == ["ssh", "-o", "BatchMode=yes", "-F", "/x/ssh_config", "worker1",
                                 'PATH=/opt/venv/bin:"$PATH" /opt/venv/bin/ansible-runner worker']
     assert worker.hosts == "openwrt"
@@ -37,7 +37,7 @@ def test_bad_workers_are_one_clear_error(tmp_path, specs, hosts, text, message):
         config = tmp_path / "c.toml"
         config.write_text(text)
     with pytest.raises(UserError, match=message):
-        workers.from_args(specs, hosts, str(config) if config else None)
+        workers.configured(specs, hosts, str(config) if config else None)
 
 
 def test_the_fleet_is_parted_exactly():
