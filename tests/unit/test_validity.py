@@ -1,12 +1,14 @@
 """Validity flags from captured condition texts (tests/data/conditions) and measurements."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
-from orchestrator.evidence.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.evidence.conditions import read_cell, read_idle, read_snapshot
+from orchestrator.evidence.records import CellEvidence, IdleOutcome, Policy, Snapshot
 from orchestrator.model import BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED, CpuFacts, Measurement
 from orchestrator.evidence.validity import (
     THRESHOLDS,
@@ -25,12 +27,14 @@ from orchestrator.evidence.validity import (
 DATA = Path(__file__).resolve().parents[1] / "data" / "conditions"
 
 
-def snap(name: str) -> dict:
-    return parse_conditions((DATA / name).read_text())
+def snap(name: str) -> Snapshot:
+    found = read_snapshot((DATA / name).read_text())
+    assert found is not None
+    return found
 
 
-def cell(name: str) -> dict:
-    return parse_cell((DATA / name).read_text())
+def cell(name: str) -> CellEvidence:
+    return read_cell((DATA / name).read_text())
 
 
 def test_get_throttled_bits_decoded():
@@ -75,9 +79,9 @@ def test_raspberry_pi_firmware_bits():
 
 def test_sticky_bits_only_count_when_they_appear_during_the_run():
     before, after = snap("pi4-before.txt"), snap("pi4-before.txt")
-    before["throttled"], after["throttled"] = 0x80000, 0x80000  # soft limit hit before we started
+    before.throttled, after.throttled = 0x80000, 0x80000  # soft limit hit before we started
     assert THROTTLED not in host_verdict(before, after).flags
-    after["throttled"] = 0xA0000
+    after.throttled = 0xA0000
     verdict = host_verdict(before, after)
     assert THROTTLED in verdict.flags and "arm frequency capped during the run" in verdict.reasons[0]
 
@@ -85,10 +89,12 @@ def test_sticky_bits_only_count_when_they_appear_during_the_run():
 def test_performance_governor_below_top_is_throttling():
     before, after = snap("rk3576-before.txt"), snap("rk3576-after-calm.txt")
     for s in (before, after):
-        s["policies"]["policy4"]["scaling_governor"] = "performance"
+        s.policy("policy4").scaling_governor = "performance"
     # the calm run spent ~1 % of its time low: with performance that is still 1 % below 2 %
     assert THROTTLED not in host_verdict(before, after).flags
-    after["policies"]["policy4"]["time_in_state"][7][1] += 3000  # 30 s at 1.8 GHz
+    steps = after.policy("policy4").time_in_state
+    assert steps is not None
+    steps[7] = (steps[7][0], steps[7][1] + 3000)  # 30 s at 1.8 GHz
     verdict = host_verdict(before, after)
     assert THROTTLED in verdict.flags
     assert any("policy4 (performance) spent" in r for r in verdict.reasons)
@@ -102,18 +108,20 @@ def test_cores_offline_only_counts_present_cpus():
     assert "CPUs 2,3 offline" in verdict.reasons[0]
     calm = snap("rk3576-before.txt")
     dropped = snap("rk3576-after-calm.txt")
-    dropped["cpus"]["online"] = [0, 1, 2, 3, 4, 5]
+    assert dropped.cpus is not None
+    dropped.cpus.online = [0, 1, 2, 3, 4, 5]
     assert CORES_OFFLINE in host_verdict(calm, dropped).flags
 
 
 def test_idle_gate_that_timed_out_makes_the_host_busy():
-    gate = parse_idle("@@ begin sslbench-idle 1 gate\nparams max=60 load=0.3 quiet=30 sample=5 cpu_limit=0.25\n"
+    gate = read_idle("@@ begin sslbench-idle 1 gate\nparams max=60 load=0.3 quiet=30 sample=5 cpu_limit=0.25\n"
                       "sample waited=5 load1=112 cpu_centicores=101\nidle no waited=60 reason=timeout\n@@ end sslbench-idle\n")
-    verdict = host_verdict({}, {}, gate)
+    verdict = host_verdict(Snapshot(), Snapshot(), gate)
     assert verdict.flags == [BUSY]
     assert "not idle after 60 s (load 1.12, 1.01 cores busy)" in verdict.reasons[0]
-    ok = dict(gate, idle=True)
-    assert host_verdict({}, {}, ok).flags == []
+    assert gate is not None
+    ok = dataclasses.replace(gate, outcome=IdleOutcome.IDLE)
+    assert host_verdict(Snapshot(), Snapshot(), ok).flags == []
 
 
 def test_router_without_cpufreq_or_thermal_gets_no_false_flags():
@@ -164,22 +172,22 @@ def test_progress_line_with_little_cpu_time_is_busy():
     assert not short_cpu_time(good, 3)
     assert short_cpu_time(starved, 3)
     assert not short_cpu_time(starved, None)  # nominal unknown: no judgement
-    verdict = cell_verdict({}, measurements=[good, starved], nominal_seconds=3)
+    verdict = cell_verdict(CellEvidence(), measurements=[good, starved], nominal_seconds=3)
     assert verdict.flags == [BUSY]
     assert verdict.reasons == ["busy: aes-128-gcm 1024 got 1.52s of CPU in 3s"]
 
 
 def test_unpinned_single_thread_is_judged_on_its_busiest_policy():
     c = cell("rk3576-cell-cpu7-ok.txt")
-    for key in ("samples", "allowed_cpus"):
-        c["run"].pop(key)
+    assert c.run is not None
+    c.run.samples, c.run.allowed_cpus = [], None
     assert cell_verdict(c, threads=1).flags == []  # policy0 idled low, policy4 ran at the top
     assert THROTTLED in cell_verdict(c, threads=8).flags  # all-core: the idle LITTLE cluster counts
 
 
 def test_below_top_and_mean_clock():
-    before = {"time_in_state": [[600000, 100], [1500000, 100]], "scaling_max_freq": 1500000}
-    after = {"time_in_state": [[600000, 150], [1500000, 250]]}
+    before = Policy(time_in_state=[(600000, 100), (1500000, 100)], scaling_max_freq=1500000)
+    after = Policy(time_in_state=[(600000, 150), (1500000, 250)])
     assert below_top(before, after) == pytest.approx(0.25)
     assert mean_khz(before, after) == pytest.approx((600000 * 50 + 1500000 * 150) / 200)
     assert below_top(before, before) is None
@@ -246,14 +254,14 @@ def test_crypto_evidence_prefers_the_highest_priority_driver():
     from orchestrator.evidence.validity import crypto_evidence
 
     board = crypto_evidence(snap("rk3576-before.txt"))
-    assert board["kernel_drivers"] == {"cbc(aes)": "cbc-aes-ce", "gcm(aes)": "gcm-aes-ce", "sha256": "sha256-ce"}
-    assert board["kernel_accelerated"] == ["cbc(aes)", "gcm(aes)", "sha256"]
+    assert board.kernel_drivers == {"cbc(aes)": "cbc-aes-ce", "gcm(aes)": "gcm-aes-ce", "sha256": "sha256-ce"}
+    assert board.kernel_accelerated == ["cbc(aes)", "gcm(aes)", "sha256"]
     vm = crypto_evidence(snap("debian12-x86_64-vm-snapshot.txt"))  # real: generic/lib drivers only
-    assert vm["kernel_drivers"]["aes"] == "aes-fixed-time"  # priority 101 beats aes-generic's 100
-    assert vm["kernel_accelerated"] == []
-    assert vm["openssl_providers"] == ["default"] and vm["openssl_engines"] == []
+    assert vm.kernel_drivers["aes"] == "aes-fixed-time"  # priority 101 beats aes-generic's 100
+    assert vm.kernel_accelerated == []
+    assert vm.openssl_providers == ["default"] and vm.openssl_engines == []
     router = crypto_evidence(snap("openwrt-mips-1core.txt"))
-    assert router["kernel_accelerated"] == [] and router["openssl_engines"] == []
+    assert router.kernel_accelerated == [] and router.openssl_engines == []
 
 
 def test_flag_cell_checks_the_pin_its_command_asked_for():
@@ -288,7 +296,7 @@ def test_real_pinned_cell_on_the_fleet_armhf_host():
 def test_real_fleet_snapshots_raise_no_false_flags(name):
     s = snap(name)
     assert host_verdict(s, s).flags == []
-    assert any("no sysfs" in n for n in s["notes"])
+    assert any("no sysfs" in n for n in s.notes)
 
 
 def test_measured_clock_for_per_mhz_figures():
