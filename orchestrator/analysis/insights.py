@@ -22,8 +22,7 @@ from typing import Sequence
 
 from orchestrator.analysis.cells import Key, best_core, host_cells, medians as cell_medians
 from orchestrator.errors import UserError
-from orchestrator.evidence.records import StoredConditions
-from orchestrator.evidence.validity import measured_mhz
+from orchestrator.evidence.validity import StoredConditions, measured_mhz
 from orchestrator.model import LINE_BLOCKS, HostResult
 from orchestrator.units import mbits
 

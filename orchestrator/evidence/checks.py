@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 from orchestrator.evidence.clusters import pinning_held
-from orchestrator.evidence.records import CellEvidence, CellRun, IdleGate, IdleSample, Policy, Snapshot
+from orchestrator.evidence.cell import CellEvidence, CellRun
+from orchestrator.evidence.records import IdleGate, IdleSample, Policy, Snapshot
 from orchestrator.model import BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED, Measurement
 
 

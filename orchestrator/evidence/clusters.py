@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from orchestrator.evidence.records import CellRun, Snapshot
+from orchestrator.evidence.cell import CellRun
+from orchestrator.evidence.records import Snapshot
 from orchestrator.model import CpuFacts
 
 # Where every CPU has its own cpufreq policy (x86), cores of one type whose capacity and top clock differ by at

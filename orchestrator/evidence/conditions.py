@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from orchestrator.evidence.cell import CellEvidence, CellRun, RunSample
 from orchestrator.evidence.records import (
-    CellEvidence,
-    CellRun,
     CpuSets,
     CryptoDriver,
     IdleGate,
@@ -26,7 +25,6 @@ from orchestrator.evidence.records import (
     OpenSSLPlugins,
     OpenSSLProvider,
     Policy,
-    RunSample,
     Snapshot,
     Swap,
     SwapDevice,

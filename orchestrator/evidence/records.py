@@ -1,4 +1,4 @@
-"""The evidence conditions.sh reports, as typed records: snapshots, the idle gate, a cell's evidence.
+"""The evidence conditions.sh reports, as typed records: snapshots and the idle gate (a cell's: evidence/cell.py).
 
 evidence/conditions.py reads the hosts' text into these once; the judges (clusters, validity, checks) and
 insights read their fields. A snapshot and the idle gate are stored in `HostResult.conditions` as JSON:
@@ -52,7 +52,7 @@ def _ints_by_name(value: object) -> dict[str, int]:
     return {key: n for key, n in as_dict(value).items() if isinstance(n, int) and not isinstance(n, bool)}
 
 
-def _put(out: dict[str, object], key: str, value: object) -> None:
+def put(out: dict[str, object], key: str, value: object) -> None:
     """A key only where the host said it: None is "absent" in these records."""
     if value is not None:
         out[key] = value
@@ -93,7 +93,7 @@ class Policy:
         out: dict[str, object] = {}
         for key in _POLICY_ORDER:
             value = getattr(self, key)
-            _put(out, key, list(value) if isinstance(value, list) else value)
+            put(out, key, list(value) if isinstance(value, list) else value)
         out.update(self.other)
         if self.time_in_state is not None:
             out["time_in_state"] = [[khz, t] for khz, t in self.time_in_state]  # pairs as lists: JSON's form
@@ -123,8 +123,8 @@ class ThermalZone:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        _put(out, "type", self.type)
-        _put(out, "temp_c", self.temp_c)
+        put(out, "type", self.type)
+        put(out, "temp_c", self.temp_c)
         return out
 
     @classmethod
@@ -149,7 +149,7 @@ class CpuSets:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         for key in _CPU_SETS:
-            _put(out, key, getattr(self, key))
+            put(out, key, getattr(self, key))
         return out
 
     @classmethod
@@ -167,7 +167,7 @@ class Swap:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         for key in ("total_kb", "free_kb", "used_kb"):
-            _put(out, key, getattr(self, key))
+            put(out, key, getattr(self, key))
         return out
 
     @classmethod
@@ -207,10 +207,10 @@ class CryptoDriver:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"name": self.name}
-        _put(out, "driver", self.driver)
+        put(out, "driver", self.driver)
         out["priority"] = self.priority  # always there: null when the host printed no number
-        _put(out, "type", self.type)
-        _put(out, "module", self.module)
+        put(out, "type", self.type)
+        put(out, "module", self.module)
         return out
 
     @classmethod
@@ -243,7 +243,7 @@ class OpenSSLProvider:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"id": self.id}
         for key in ("name", "version", "status"):
-            _put(out, key, getattr(self, key))
+            put(out, key, getattr(self, key))
         return out
 
 
@@ -327,14 +327,14 @@ class Snapshot:
         out: dict[str, object] = {"label": self.label, "notes": list(self.notes)}
         for key, value in (("timestamp", self.timestamp), ("uptime", self.uptime), ("loadavg", self.loadavg),
                            ("running", self.running), ("tasks", self.tasks)):
-            _put(out, key, list(value) if isinstance(value, list) else value)
+            put(out, key, list(value) if isinstance(value, list) else value)
         if self.cpu_times is not None:
             out["cpu_times"] = {name: list(ticks) for name, ticks in self.cpu_times.items()}
         if self.policies is not None:
             out["policies"] = {name: p.to_dict() for name, p in self.policies.items()}
         if self.thermal is not None:
             out["thermal"] = {name: z.to_dict() for name, z in self.thermal.items()}
-        _put(out, "throttled", self.throttled)
+        put(out, "throttled", self.throttled)
         if self.cpus is not None:
             out["cpus"] = self.cpus.to_dict()
         if self.topology is not None:
@@ -459,97 +459,3 @@ class IdleGate:
 def _float(value: object) -> float | None:
     number = as_number(value)
     return None if number is None else float(number)
-
-
-# --- a cell's evidence ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunSample:
-    """The wrapper's look at the benchmark process: uptime, the CPU it was on, its CPU ticks, its name."""
-
-    uptime: Number
-    cpu: Number
-    ticks: Number
-    comm: str
-
-
-@dataclass
-class CellRun:
-    """What the cell wrapper recorded of the benchmark process."""
-
-    command: str | None = None
-    samples: list[RunSample] = field(default_factory=list)
-    children_before: int | None = None  # the shell's children's user + system time, clock ticks
-    children_after: int | None = None
-    uptime_before: Number | None = None
-    uptime_after: Number | None = None
-    pid: Number | None = None
-    exit: Number | None = None
-    allowed_cpus: list[int] | None = None  # the kernel's Cpus_allowed_list of the process
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"samples": [{"uptime": s.uptime, "cpu": s.cpu, "ticks": s.ticks, "comm": s.comm}
-                                              for s in self.samples]}
-        for key in ("command", "children_before", "uptime_before", "allowed_cpus", "pid", "uptime_after",
-                    "children_after", "exit"):
-            _put(out, key, getattr(self, key))
-        return out
-
-    @property
-    def process_samples(self) -> list[RunSample]:
-        """The samples of the benchmark itself: the first one can catch `taskset` before it set the mask and exec'd."""
-        samples = self.samples
-        if len(samples) > 1 and samples[0].comm != samples[-1].comm:
-            samples = samples[1:]
-        return samples
-
-    @property
-    def observed_cpus(self) -> list[int]:
-        """The CPUs the benchmark process was seen on (the `processor` field of /proc/PID/stat per sample)."""
-        return sorted({s.cpu for s in self.process_samples if isinstance(s.cpu, int)})
-
-
-@dataclass
-class CellEvidence:
-    """conditions.sh's evidence around one cell: quick snapshots before and after, and the run between."""
-
-    before: Snapshot | None = None
-    run: CellRun | None = None
-    after: Snapshot | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        for key, part in (("before", self.before), ("run", self.run), ("after", self.after)):
-            if part is not None:
-                out[key] = part.to_dict()
-        return out
-
-
-# --- HostResult.conditions as the run stores it ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StoredConditions:
-    """What readers of a stored run use of `HostResult.conditions`: the snapshots and gate as records, and the
-    clocks the judges measured (the verdicts' facts)."""
-
-    before: Snapshot | None = None
-    after: Snapshot | None = None
-    idle: IdleGate | None = None
-    cell_clocks_khz: list[Number] = field(default_factory=list)  # each cell's time_in_state clock per policy
-    top_clocks_khz: list[int] = field(default_factory=list)  # the host's policies' top clocks
-
-    @classmethod
-    def from_dict(cls, data: object) -> StoredConditions:
-        raw = as_dict(data)
-        cells = as_dict(raw.get("cells"))
-        clocks = [as_number(khz) for verdict in cells.values()
-                  for khz in as_dict(as_dict(as_dict(verdict).get("facts")).get("clock_khz")).values()]
-        host_clocks = as_dict(as_dict(as_dict(raw.get("verdict")).get("facts")).get("clocks"))
-        tops = [as_int(as_dict(c).get("top_khz")) for c in host_clocks.values()]
-        return cls(
-            Snapshot.from_dict(raw["before"]) if isinstance(raw.get("before"), dict) else None,
-            Snapshot.from_dict(raw["after"]) if isinstance(raw.get("after"), dict) else None,
-            IdleGate.from_dict(raw["idle"]) if isinstance(raw.get("idle"), dict) else None,
-            [c for c in clocks if c is not None], [t for t in tops if t])

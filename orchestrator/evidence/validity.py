@@ -48,7 +48,8 @@ from orchestrator.evidence.checks import (
 )
 from orchestrator.evidence.clusters import detect_clusters, pinned_cpu_of
 from orchestrator.evidence.conditions import read_cell, read_idle, read_snapshot
-from orchestrator.evidence.records import CellEvidence, CryptoDriver, IdleGate, Snapshot, StoredConditions
+from orchestrator.evidence.cell import CellEvidence
+from orchestrator.evidence.records import CryptoDriver, IdleGate, Number, Snapshot, as_dict, as_int, as_number
 from orchestrator.methods import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
 from orchestrator.model import ALL_FLAGS, OK, HostResult, Measurement
 from orchestrator.stats import median
@@ -56,7 +57,7 @@ from orchestrator.stats import median
 # what callers and tests reach through this module: the judge's vocabulary lives in checks.py
 __all__ = ["THRESHOLDS", "Thresholds", "Verdict", "apply_flags", "background_cores", "below_top", "busy_below",
            "cell_verdict", "crypto_evidence", "decode_throttled", "flag_cell", "flag_host", "host_verdict",
-           "mean_khz", "measured_mhz", "nominal_seconds", "offline_cpus", "short_cpu_time", "CryptoEvidence"]
+           "mean_khz", "measured_mhz", "StoredConditions", "nominal_seconds", "offline_cpus", "short_cpu_time", "CryptoEvidence"]
 
 
 @dataclass
@@ -148,6 +149,35 @@ def kernel_preferred(snapshot: Snapshot) -> dict[str, CryptoDriver]:
         if entry.name not in best or prio > (best[entry.name].priority or 0):
             best[entry.name] = entry
     return best
+
+
+# --- HostResult.conditions as the run stores it ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredConditions:
+    """What readers of a stored run use of `HostResult.conditions`: the snapshots and gate as records, and the
+    clocks the judges measured (the verdicts' facts)."""
+
+    before: Snapshot | None = None
+    after: Snapshot | None = None
+    idle: IdleGate | None = None
+    cell_clocks_khz: list[Number] = field(default_factory=list)  # each cell's time_in_state clock per policy
+    top_clocks_khz: list[int] = field(default_factory=list)  # the host's policies' top clocks
+
+    @classmethod
+    def from_dict(cls, data: object) -> StoredConditions:
+        raw = as_dict(data)
+        cells = as_dict(raw.get("cells"))
+        clocks = [as_number(khz) for verdict in cells.values()
+                  for khz in as_dict(as_dict(as_dict(verdict).get("facts")).get("clock_khz")).values()]
+        host_clocks = as_dict(as_dict(as_dict(raw.get("verdict")).get("facts")).get("clocks"))
+        tops = [as_int(as_dict(c).get("top_khz")) for c in host_clocks.values()]
+        return cls(
+            Snapshot.from_dict(raw["before"]) if isinstance(raw.get("before"), dict) else None,
+            Snapshot.from_dict(raw["after"]) if isinstance(raw.get("after"), dict) else None,
+            IdleGate.from_dict(raw["idle"]) if isinstance(raw.get("idle"), dict) else None,
+            [c for c in clocks if c is not None], [t for t in tops if t])
 
 
 # --- glue for the run: texts in, flags on the records ---------------------------------------------

@@ -21,7 +21,6 @@ from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, UNSUPPORTED, HostResult, Measurement,
                                 OpenSSLBuild, Run)
 from orchestrator.evidence.conditions import read_snapshot_lines
-from orchestrator.evidence.records import StoredConditions
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
@@ -327,7 +326,7 @@ def judge_conditions(state: HostState) -> None:
     if texts:
         validity.flag_host(state.result, texts.get("conditions-before", ""), texts.get("conditions-after", ""),
                            texts.get("conditions-idle", ""))
-    host_before = StoredConditions.from_dict(state.result.conditions).before
+    host_before = validity.StoredConditions.from_dict(state.result.conditions).before
     verdicts = {}
     for cell in state.plan.cells if state.plan else []:
         found, evidence = state.cell_results.get(cell.id, ([], ""))

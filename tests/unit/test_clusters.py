@@ -8,7 +8,8 @@ from pathlib import Path
 
 from orchestrator.evidence.clusters import Cluster, detect_clusters, pin_plan, pin_targets, pinning_held
 from orchestrator.evidence.conditions import read_cell, read_snapshot
-from orchestrator.evidence.records import CellRun, Snapshot
+from orchestrator.evidence.cell import CellRun
+from orchestrator.evidence.records import Snapshot
 from orchestrator.model import CpuFacts
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 

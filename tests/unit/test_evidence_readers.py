@@ -13,8 +13,9 @@ import pytest
 
 from orchestrator.evidence import conditions as ev
 from orchestrator.evidence.clusters import detect_clusters, host_pins, pinning_held
-from orchestrator.evidence.records import IdleGate, Snapshot, StoredConditions
-from orchestrator.evidence.validity import cell_verdict, crypto_evidence, host_verdict, measured_mhz, offline_cpus
+from orchestrator.evidence.records import IdleGate, Snapshot
+from orchestrator.evidence.validity import (StoredConditions, cell_verdict, crypto_evidence, host_verdict, measured_mhz,
+                                            offline_cpus)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "conditions"
 BEFORE = ev.read_snapshot((DATA / "rk3576-before.txt").read_text())

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.evidence.conditions import read_cell, read_idle, read_snapshot
-from orchestrator.evidence.records import CellEvidence, IdleOutcome, Policy, Snapshot
+from orchestrator.evidence.cell import CellEvidence
+from orchestrator.evidence.records import IdleOutcome, Policy, Snapshot
 from orchestrator.model import BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED, CpuFacts, Measurement
 from orchestrator.evidence.validity import (
     THRESHOLDS,
@@ -313,3 +314,40 @@ def test_measured_clock_for_per_mhz_figures():
     assert measured_mhz(result.conditions) == round(sum(clocks) / 2 / 1000, 1)
     assert measured_mhz({}) is None
     assert measured_mhz(HostResult(host="router").conditions) is None
+
+
+# --- the table of checks ------------------------------------------------------------------------
+
+def test_every_check_names_what_it_reads_its_limit_and_a_flag_from_the_model():
+    from orchestrator.evidence.checks import CELL_CHECKS, HOST_CHECKS
+    from orchestrator.evidence.conditions import SECTION_READERS
+    from orchestrator.model import EVIDENCE_FLAGS
+
+    limits = {f.name for f in dataclasses.fields(Thresholds)}
+    for check in [*HOST_CHECKS, *CELL_CHECKS]:
+        for section in (check.section, *check.extra_sections):
+            assert section in SECTION_READERS or section in ("idle", "cell"), (check.name, section)
+        assert check.threshold is None or check.threshold in limits, check.name
+        assert check.flag is None or check.flag in EVIDENCE_FLAGS, check.name
+    raised = {c.flag for c in [*HOST_CHECKS, *CELL_CHECKS]}
+    assert set(EVIDENCE_FLAGS) <= raised  # no flag the model names that no check raises
+
+
+def test_a_new_check_is_one_entry(monkeypatch):
+    # a check over evidence the snapshot already holds: one entry in the list, nothing else
+    from orchestrator.evidence import checks
+    from orchestrator.evidence.checks import Check, Finding
+
+    def many_tasks(ev, th, facts):
+        if (ev.after.tasks or 0) > 200:
+            facts["tasks"] = ev.after.tasks
+            yield Finding(f"{ev.after.tasks} tasks")
+
+    monkeypatch.setattr(checks, "HOST_CHECKS", [*checks.HOST_CHECKS, Check("tasks", "loadavg", many_tasks, None, BUSY)])
+    from orchestrator.evidence import validity
+    monkeypatch.setattr(validity, "HOST_CHECKS", checks.HOST_CHECKS)
+    after = snap("rk3576-after-calm.txt")
+    after.tasks = 250
+    verdict = host_verdict(snap("rk3576-before.txt"), after)
+    assert verdict.flags == [BUSY] and verdict.facts["tasks"] == 250
+    assert [r for r in verdict.reasons if not r.startswith("note:")] == ["busy: 250 tasks"]
