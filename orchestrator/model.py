@@ -39,6 +39,8 @@ PARTIAL = "partial"
 PARTIAL_CHILDREN = "partial-children"
 PARSER_FLAGS = (PARTIAL, PARTIAL_CHILDREN)
 ALL_FLAGS = EVIDENCE_FLAGS + PARSER_FLAGS
+# HostResult.flags only: the host did not finish all its cells
+INCOMPLETE = "incomplete"
 
 # Run.source of the published results of known boards (orchestrator/reference): tables mark their hosts
 REFERENCE = "reference"

@@ -18,8 +18,8 @@ from orchestrator.evidence import clusters, validity
 from orchestrator.parse import protocol
 from orchestrator.run import budget, matrix, platforms
 from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
-from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, UNSUPPORTED, HostResult, Measurement,
-                                OpenSSLBuild, Run)
+from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, UNSUPPORTED, HostResult,
+                                Measurement, OpenSSLBuild, Run)
 from orchestrator.evidence.conditions import read_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
@@ -308,7 +308,7 @@ class Collector:
                 fail(state, HOST_FAILED, reason_if_unfinished or
                      f"{len(missing)} of {len(state.plan.cells)} cells did not finish")
             if missing:
-                state.result.flags.append("incomplete")
+                state.result.flags.append(INCOMPLETE)
             judge_conditions(state)
         state.finished = True
         if self.store_results:
