@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 from test_conditions import RK3576, SCRIPT, SHELL_IDS, SHELLS, make_sysroot, run_script  # noqa: E402
 
-from orchestrator.evidence.conditions import parse_cell, parse_idle  # noqa: E402
+from orchestrator.evidence.conditions import parse_cell, parse_idle, read_cell  # noqa: E402
 from orchestrator.parse.speed import parse_speed  # noqa: E402
 from orchestrator.model import BUSY  # noqa: E402
 from orchestrator.evidence.validity import cell_verdict  # noqa: E402
@@ -116,7 +116,7 @@ def test_hog_on_the_pinned_core_flags_the_cell_busy(shell, cpu_hogs, tmp_path):
     out = subprocess.run([*shell, str(SCRIPT), "cell", str(evidence), "--", *cmd],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    cell = parse_cell(evidence.read_text())
+    cell = read_cell(evidence.read_text())
     measurements = parse_speed(out.stdout + out.stderr).measurements
     assert measurements and measurements[0].seconds is not None
     verdict = cell_verdict(cell, threads=1, measurements=measurements, nominal_seconds=1, pinned_cpu=0)
