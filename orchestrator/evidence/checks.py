@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
-from orchestrator.evidence.clusters import pinning_held
+from orchestrator.evidence.clusters import PinCheck, pinning_held
 from orchestrator.evidence.cell import CellEvidence, CellRun
 from orchestrator.evidence.records import IdleGate, IdleSample, Policy, Snapshot
 from orchestrator.model import BUSY, CORES_OFFLINE, HOT, PIN_FAILED, THROTTLED, Measurement
@@ -59,8 +59,47 @@ THROTTLED_BITS = {
 }
 _SINCE_BOOT = 16
 
-# What a verdict stores besides flags and reasons: measured evidence, written to run.json as it is (JSON values).
-Facts = dict[str, object]
+@dataclass(frozen=True)
+class PolicyClock:
+    """How one cpufreq policy ran over the whole matrix."""
+
+    governor: str | None
+    mean_khz: int | None  # time-weighted clock from time_in_state (idle between cells included)
+    below_top: float | None  # share of the time below the top clock
+    top_khz: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"governor": self.governor, "mean_khz": self.mean_khz, "below_top": self.below_top,
+                "top_khz": self.top_khz}
+
+
+@dataclass
+class Facts:
+    """What a verdict measured besides its flags, as the checks found it; None: not measured. Stored with the
+    verdict (to_dict: the measured ones, in this order)."""
+
+    pinning: PinCheck | None = None  # a pinned cell: did the pinning hold
+    background_cores: float | None = None  # a cell: CPU other processes used while it ran, in cores
+    cpus: list[int] | None = None  # a cell: the CPUs the benchmark process was seen on
+    clock_khz: dict[str, int] | None = None  # a cell: the clock of each policy it ran on
+    clocks: dict[str, PolicyClock] | None = None  # the host: each policy over the whole matrix
+    max_celsius: float | None = None  # the hottest CPU zone
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.pinning is not None:
+            out["pinning"] = self.pinning.to_dict()
+        if self.background_cores is not None:
+            out["background_cores"] = self.background_cores
+        if self.cpus is not None:
+            out["cpus"] = list(self.cpus)
+        if self.clock_khz is not None:
+            out["clock_khz"] = dict(self.clock_khz)
+        if self.clocks is not None:
+            out["clocks"] = {name: clock.to_dict() for name, clock in self.clocks.items()}
+        if self.max_celsius is not None:
+            out["max_celsius"] = self.max_celsius
+        return out
 
 
 @dataclass(frozen=True)
@@ -262,12 +301,6 @@ def _said(policy: Policy | None) -> Policy | None:
     return policy if policy is not None and policy != Policy() else None
 
 
-def _round(value: float | None, digits: int = 0) -> float | int | None:
-    if value is None:
-        return None
-    return round(value) if digits == 0 else round(value, digits)
-
-
 def _cpu_list(cpus: list[int]) -> str:
     return ",".join(str(c) for c in cpus)
 
@@ -289,7 +322,7 @@ def throttled_bits(before: Snapshot, after: Snapshot) -> Iterator[Finding]:
 def _hot(snapshots: list[Snapshot], th: Thresholds, facts: Facts) -> Iterator[Finding]:
     hot = hottest(snapshots, th)
     if hot:
-        facts["max_celsius"] = hot[1]
+        facts.max_celsius = hot[1]
         if hot[1] > th.hot_celsius:
             yield Finding(f"{hot[0]} at {hot[1]:.1f} °C (limit {th.hot_celsius:.0f})")
 
@@ -303,7 +336,7 @@ def host_not_idle(ev: HostEvidence, _th: Thresholds, _facts: Facts) -> Iterator[
 def host_clocks(ev: HostEvidence, th: Thresholds, facts: Facts) -> Iterator[Finding]:
     """Per policy: a thermal cap lowered during the run, a limit by settings (a note), time below the top clock
     with the `performance` governor."""
-    clocks: dict[str, object] = {}
+    clocks: dict[str, PolicyClock] = {}
     for name, pol_after in (ev.after.policies or {}).items():
         pol_before = ev.before.policy(name)
         cap_before, cap_after = pol_before.scaling_max_freq, pol_after.scaling_max_freq
@@ -316,10 +349,11 @@ def host_clocks(ev: HostEvidence, th: Thresholds, facts: Facts) -> Iterator[Find
         governor = pol_before.scaling_governor or pol_after.scaling_governor
         if share is not None and governor == "performance" and share > th.host_below_top_fraction:
             yield Finding(f"{name} ({governor}) spent {share:.0%} of the run below {mhz(top_khz(pol_before))} MHz")
-        clocks[name] = {"governor": governor, "mean_khz": _round(mean_khz(pol_before, pol_after)),
-                        "below_top": _round(share, 3), "top_khz": top_khz(pol_before)}
+        clock = mean_khz(pol_before, pol_after)
+        clocks[name] = PolicyClock(governor, None if clock is None else round(clock),
+                                   None if share is None else round(share, 3), top_khz(pol_before))
     if clocks:
-        facts["clocks"] = clocks
+        facts.clocks = clocks
 
 
 def host_cores_offline(ev: HostEvidence, _th: Thresholds, _facts: Facts) -> Iterator[Finding]:
@@ -342,7 +376,7 @@ def host_swap_grew(ev: HostEvidence, _th: Thresholds, _facts: Facts) -> Iterator
 def cell_pinning(cx: CellContext, _th: Thresholds, facts: Facts) -> Iterator[Finding]:
     if cx.pinned_cpu is not None:
         check = pinning_held(cx.cell.run, cx.pinned_cpu)
-        facts["pinning"] = check.to_dict()
+        facts.pinning = check
         if check.held is False:
             yield Finding(check.reason)
 
@@ -350,7 +384,7 @@ def cell_pinning(cx: CellContext, _th: Thresholds, facts: Facts) -> Iterator[Fin
 def cell_background(cx: CellContext, th: Thresholds, facts: Facts) -> Iterator[Finding]:
     background = background_cores(cx.cell)
     if background is not None:
-        facts["background_cores"] = round(background, 2)
+        facts.background_cores = round(background, 2)
         if background > th.background_cores:
             yield Finding(f"other processes used {background:.2f} cores while it ran")
 
@@ -367,7 +401,7 @@ def cell_below_top(cx: CellContext, th: Thresholds, facts: Facts) -> Iterator[Fi
     """Time below the top clock on the policies the cell ran on (all of them when not seen)."""
     seen = cx.run.observed_cpus
     if seen:
-        facts["cpus"] = seen
+        facts.cpus = seen
     before, policies = cx.before, cx.after.policies or {}
     host_policies = (cx.host_before.policies if cx.host_before else None) or {}
     judged = _policies_for(seen, policies) if seen else list(policies)
@@ -382,7 +416,7 @@ def cell_below_top(cx: CellContext, th: Thresholds, facts: Facts) -> Iterator[Fi
             if clock:
                 clocks[name] = round(clock)
     if clocks:
-        facts["clock_khz"] = clocks
+        facts.clock_khz = clocks
     if shares:
         # single-thread and not seen: it ran on the policy that was busiest, i.e. the least below top
         name = min(shares, key=shares.__getitem__) if (cx.threads == 1 and not seen) else max(shares, key=shares.__getitem__)

@@ -55,16 +55,17 @@ from orchestrator.model import ALL_FLAGS, OK, HostResult, Measurement
 from orchestrator.stats import median
 
 # what callers and tests reach through this module: the judge's vocabulary lives in checks.py
-__all__ = ["THRESHOLDS", "Thresholds", "Verdict", "apply_flags", "background_cores", "below_top", "busy_below",
-           "cell_verdict", "crypto_evidence", "decode_throttled", "flag_cell", "flag_host", "host_verdict",
-           "mean_khz", "measured_mhz", "StoredConditions", "nominal_seconds", "offline_cpus", "short_cpu_time", "CryptoEvidence"]
+__all__ = ["THRESHOLDS", "CryptoEvidence", "StoredConditions", "Thresholds", "Verdict", "apply_flags",
+           "background_cores", "below_top", "busy_below", "cell_verdict", "crypto_evidence", "decode_throttled",
+           "flag_cell", "flag_host", "host_verdict", "mean_khz", "measured_mhz", "nominal_seconds", "offline_cpus",
+           "short_cpu_time"]
 
 
 @dataclass
 class Verdict:
     flags: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)  # one line per flag raised, "flag: why"; notes "note: ..."
-    facts: Facts = field(default_factory=dict)  # measured evidence (clock, temperature, background CPU)
+    facts: Facts = field(default_factory=Facts)  # measured evidence (clock, temperature, background CPU)
 
     def add(self, flag: str, reason: str) -> None:
         if flag not in self.flags:
@@ -72,7 +73,7 @@ class Verdict:
         self.reasons.append(f"{flag}: {reason}")
 
     def to_dict(self) -> dict[str, object]:
-        return {"flags": list(self.flags), "reasons": list(self.reasons), "facts": dict(self.facts)}
+        return {"flags": list(self.flags), "reasons": list(self.reasons), "facts": self.facts.to_dict()}
 
 
 def judge(checks: Sequence[Check[E]], evidence: E, th: Thresholds = THRESHOLDS) -> Verdict:
@@ -201,7 +202,7 @@ def flag_cell(measurements: list[Measurement], evidence_text: str, *, threads: i
     A cell whose command was `taskset -c N ...` is checked for pinning to N unless `pinned_cpu` says."""
     cell = read_cell(evidence_text)
     if pinned_cpu is None:  # the run script pins single-thread cells on big.LITTLE hosts (pin-target)
-        pinned_cpu = pinned_cpu_of(cell.run.command or "" if cell.run else "")
+        pinned_cpu = pinned_cpu_of((cell.run.command if cell.run else None) or "")
     verdict = cell_verdict(cell, threads=threads, measurements=measurements,
                            nominal_seconds=nominal, host_before=host_before, pinned_cpu=pinned_cpu, th=th)
     apply_flags([m for m in measurements if m.status == OK], verdict.flags)

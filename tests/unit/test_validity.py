@@ -50,12 +50,13 @@ def test_get_throttled_bits_decoded():
 def test_quiet_big_little_run_has_no_flags():
     verdict = host_verdict(snap("rk3576-before.txt"), snap("rk3576-after-calm.txt"))
     assert verdict.flags == []
-    assert verdict.facts["max_celsius"] == 61.2
-    clocks = verdict.facts["clocks"]
+    assert verdict.facts.max_celsius == 61.2
+    clocks = verdict.facts.clocks
+    assert clocks is not None
     # schedutil idles low between cells: reported, not flagged
-    assert clocks["policy4"]["governor"] == "schedutil"
-    assert clocks["policy4"]["top_khz"] == 2304000
-    assert 0 < clocks["policy4"]["below_top"] < 0.02
+    assert clocks["policy4"].governor == "schedutil"
+    assert clocks["policy4"].top_khz == 2304000
+    assert 0 < (clocks["policy4"].below_top or 0) < 0.02
 
 
 def test_hot_and_capped_big_cluster_is_flagged():
@@ -129,7 +130,7 @@ def test_router_without_cpufreq_or_thermal_gets_no_false_flags():
     router = snap("openwrt-mips-1core.txt")
     verdict = host_verdict(router, router)
     assert verdict.flags == []
-    assert "clocks" not in verdict.facts and "max_celsius" not in verdict.facts
+    assert verdict.facts.clocks is None and verdict.facts.max_celsius is None
 
 
 def test_clean_pinned_cell():
@@ -137,10 +138,10 @@ def test_clean_pinned_cell():
     host_before = snap("rk3576-before.txt")
     verdict = cell_verdict(c, threads=1, nominal_seconds=3, pinned_cpu=7, host_before=host_before)
     assert verdict.flags == []
-    assert verdict.facts["cpus"] == [7]
-    assert verdict.facts["pinning"]["held"] is True
-    assert verdict.facts["background_cores"] < 0.05
-    assert verdict.facts["clock_khz"] == {"policy4": 2288287}  # (1795 ticks at 2304 MHz + 15 at 408 MHz) / 1810
+    assert verdict.facts.cpus == [7]
+    assert verdict.facts.pinning and verdict.facts.pinning.held is True
+    assert (verdict.facts.background_cores or 0) < 0.05
+    assert verdict.facts.clock_khz == {"policy4": 2288287}  # (1795 ticks at 2304 MHz + 15 at 408 MHz) / 1810
 
 
 def test_throttled_cell_on_the_big_cluster():
@@ -149,13 +150,13 @@ def test_throttled_cell_on_the_big_cluster():
     assert THROTTLED in verdict.flags and HOT in verdict.flags
     assert any("policy4 spent 34% of the cell below 2304 MHz" in r for r in verdict.reasons)
     # the idle LITTLE cluster sat at 408 MHz the whole time: not judged, the cell never ran there
-    assert "policy0" not in verdict.facts["clock_khz"]
+    assert "policy0" not in (verdict.facts.clock_khz or {})
 
 
 def test_pinning_that_did_not_hold():
     verdict = cell_verdict(cell("rk3576-cell-pin-failed.txt"), threads=1, pinned_cpu=7)
     assert verdict.flags == [PIN_FAILED]
-    assert verdict.facts["pinning"]["held"] is False
+    assert verdict.facts.pinning and verdict.facts.pinning.held is False
     assert "allowed on CPUs 4-7, not only 7" in verdict.reasons[0]
 
 
@@ -273,7 +274,7 @@ def test_flag_cell_checks_the_pin_its_command_asked_for():
     verdict = flag_cell([m], moved, threads=1)
     assert verdict.flags == [PIN_FAILED] and m.flags == [PIN_FAILED]
     ok = flag_cell([Measurement("aes-128-gcm", 16, 1.0)], (DATA / "rk3576-cell-cpu7-ok.txt").read_text())
-    assert ok.facts["pinning"]["held"] is True
+    assert ok.facts.pinning and ok.facts.pinning.held is True
 
 
 def test_real_pinned_cell_on_the_fleet_armhf_host():
@@ -287,7 +288,7 @@ def test_real_pinned_cell_on_the_fleet_armhf_host():
     measurements = parse_speed(speed).measurements
     assert [(m.algorithm, m.block_size, m.seconds) for m in measurements] == [("aes-128-gcm", 1024, 1.19)]
     verdict = flag_cell(measurements, evidence, threads=1, nominal=2)
-    assert verdict.facts["pinning"]["held"] is True and verdict.facts["cpus"] == [1]
+    assert verdict.facts.pinning and verdict.facts.pinning.held is True and verdict.facts.cpus == [1]
     assert BUSY in verdict.flags and measurements[0].flags == [BUSY]
     assert "aes-128-gcm 1024 got 1.19s of CPU in 2s" in " ".join(verdict.reasons)
 
@@ -310,7 +311,8 @@ def test_measured_clock_for_per_mhz_figures():
     ok = cell_verdict(cell("rk3576-cell-cpu7-ok.txt"), host_before=snap("rk3576-before.txt"))
     hot = cell_verdict(cell("rk3576-cell-cpu7-throttled.txt"), host_before=snap("rk3576-before.txt"))
     result.conditions["cells"] = {"a": ok.to_dict(), "b": hot.to_dict()}
-    clocks = [ok.facts["clock_khz"]["policy4"], hot.facts["clock_khz"]["policy4"]]
+    assert ok.facts.clock_khz and hot.facts.clock_khz
+    clocks = [ok.facts.clock_khz["policy4"], hot.facts.clock_khz["policy4"]]
     assert measured_mhz(result.conditions) == round(sum(clocks) / 2 / 1000, 1)
     assert measured_mhz({}) is None
     assert measured_mhz(HostResult(host="router").conditions) is None
@@ -340,7 +342,6 @@ def test_a_new_check_is_one_entry(monkeypatch):
 
     def many_tasks(ev, th, facts):
         if (ev.after.tasks or 0) > 200:
-            facts["tasks"] = ev.after.tasks
             yield Finding(f"{ev.after.tasks} tasks")
 
     monkeypatch.setattr(checks, "HOST_CHECKS", [*checks.HOST_CHECKS, Check("tasks", "loadavg", many_tasks, None, BUSY)])
@@ -349,5 +350,28 @@ def test_a_new_check_is_one_entry(monkeypatch):
     after = snap("rk3576-after-calm.txt")
     after.tasks = 250
     verdict = host_verdict(snap("rk3576-before.txt"), after)
-    assert verdict.flags == [BUSY] and verdict.facts["tasks"] == 250
+    assert verdict.flags == [BUSY]
     assert [r for r in verdict.reasons if not r.startswith("note:")] == ["busy: 250 tasks"]
+
+
+def test_flag_host_and_flag_cell_store_what_they_always_stored():
+    # stored-verdicts.json: HostResult.to_dict of three hosts judged with every cell capture, as the judges before
+    # the table of checks wrote it; byte for byte (store.py's compact json.dumps)
+    from orchestrator.evidence.validity import StoredConditions, flag_cell, flag_host
+    from orchestrator.model import HostResult
+
+    gate = ("@@ begin sslbench-idle 1 gate\nparams max=60 load=0.3 quiet=30 sample=5 cpu_limit=0.25\n"
+            "sample waited=5 load1=112 cpu_centicores=101\nidle no waited=60 reason=timeout\n@@ end sslbench-idle\n")
+    out = {}
+    for before, after in [("rk3576-before.txt", "rk3576-after-hot-capped.txt"), ("pi4-before.txt", "pi4-after-capped.txt"),
+                          ("vm-cores-offline.txt", "vm-cores-offline.txt")]:
+        result = HostResult(host="h", cpu=CpuFacts(cores=["Cortex-A53"] * 4 + ["Cortex-A72"] * 4))
+        flag_host(result, (DATA / before).read_text(), (DATA / after).read_text(), gate)
+        for name in sorted(p.name for p in DATA.glob("*cell*.txt")):
+            for threads in (1, 8):
+                found = [Measurement("aes-128-gcm", 16, 1.0, seconds=1.2), Measurement("sha256", 64, 2.0, seconds=2.99)]
+                verdict = flag_cell(found, (DATA / name).read_text(), threads=threads, nominal=3,
+                                    host_before=StoredConditions.from_dict(result.conditions).before)
+                result.conditions.setdefault("cells", {})[f"{name} threads={threads}"] = verdict.to_dict()
+        out[f"{before} {after}"] = result.to_dict()
+    assert json.dumps(out, separators=(",", ":")) + "\n" == (DATA / "stored-verdicts.json").read_text()
