@@ -425,6 +425,7 @@ def cell_below_top(cx: CellContext, th: Thresholds, facts: Facts) -> Iterator[Fi
             yield Finding(f"{name} spent {shares[name]:.0%} of the cell below {mhz(top)} MHz")
 
 
+# Check(name, section, rule, threshold, flag[, other sections its rule reads]), in the order a verdict lists them.
 HOST_CHECKS: list[Check[HostEvidence]] = [
     Check("idle gate", "idle", host_not_idle, None, BUSY),
     Check("firmware throttling", "throttled", lambda ev, _th, _f: throttled_bits(ev.before, ev.after), None, THROTTLED),
