@@ -23,8 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from orchestrator import store
-from orchestrator.evidence import validity
-from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, Run  # noqa: E402
+from orchestrator.model import BUSY, CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, Run  # noqa: E402
 
 HOSTS = 1000
 REPEATS = (1, 5)  # the target as stated (one sample per cell), then `--repeat 5` samples for the U test
@@ -96,7 +95,7 @@ def make_run(run_id: str, created: str, change: float, rng: random.Random, repea
                         m.status, m.reason = "unsupported", f"openssl {openssl} has no {algorithm}"
                         m.bytes_per_second = m.ops_per_second = m.count = m.seconds = None
                     elif busy_host:
-                        m.flags = [validity.BUSY]
+                        m.flags = [BUSY]
                     measurements.append(m)
         facts = {"loadavg": [round(box.uniform(0, 0.3), 2)] * 3, "thermal": {"thermal_zone0": 41.5},
                  "time_in_state": {"policy0": {"600000": 1200, "1200000": 93410}}}
@@ -109,9 +108,9 @@ def make_run(run_id: str, created: str, change: float, rng: random.Random, repea
             openssl=OpenSSLBuild(version=openssl, version_line=f"OpenSSL {openssl} 30 Jan 2024",
                                  built_on="reproducible build, date unspecified", options="bn(64,64)",
                                  compiler="gcc -fPIC -pthread -O3", platform=f"linux-{arch}"),
-            measurements=measurements, logs=logs, flags=[validity.BUSY] if busy_host else [],
+            measurements=measurements, logs=logs, flags=[BUSY] if busy_host else [],
             conditions={"before": facts, "after": facts,
-                        "verdict": {"flags": [validity.BUSY] if busy_host else [], "reasons": [], "facts": {}}}))
+                        "verdict": {"flags": [BUSY] if busy_host else [], "reasons": [], "facts": {}}}))
         plans[name] = {"openssl": openssl, "cells": cells, "eta_seconds": SECONDS * len(cells), "notes": []}
     matrix = {"algorithms": sorted({i[0] for i in INVOCATIONS}), "sizes": list(BLOCKS), "threads": ["1", "all"],
               "apis": ["evp", "legacy"], "seconds": SECONDS, "repeat": repeats, "hosts": plans}

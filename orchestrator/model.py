@@ -26,15 +26,21 @@ OK = "ok"
 UNSUPPORTED = "unsupported"
 ERROR = "error"
 
-# Measurement.flags values: conditions that make a figure not comparable (orchestrator/evidence/validity.py says when)
+# Measurement.flags values: conditions that make a figure not comparable. The one place of their names: every other
+# module takes them from here. The host-side checks (orchestrator/evidence/checks.py) raise the EVIDENCE_FLAGS.
 THROTTLED = "throttled"
 HOT = "hot"
 BUSY = "busy"
 CORES_OFFLINE = "cores-offline"
 PIN_FAILED = "pin-failed"
+EVIDENCE_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED)
+# the log parser's (orchestrator/parse/speed/resolve.py): a figure read from less than openssl's table
 PARTIAL = "partial"
 PARTIAL_CHILDREN = "partial-children"
-ALL_FLAGS = (THROTTLED, HOT, BUSY, CORES_OFFLINE, PIN_FAILED, PARTIAL, PARTIAL_CHILDREN)
+PARSER_FLAGS = (PARTIAL, PARTIAL_CHILDREN)
+ALL_FLAGS = EVIDENCE_FLAGS + PARSER_FLAGS
+# HostResult.flags only: the host did not finish all its cells
+INCOMPLETE = "incomplete"
 
 # Run.source of the published results of known boards (orchestrator/reference): tables mark their hosts
 REFERENCE = "reference"

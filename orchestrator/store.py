@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from orchestrator.errors import UserError
-from orchestrator.model import HOST_FAILED, HOST_OK, SCHEMA_VERSION, HostResult, Run
+from orchestrator.model import HOST_FAILED, HOST_OK, INCOMPLETE, SCHEMA_VERSION, HostResult, Run
 
 RUN_FILE = "run.json"
 HOST_FILE = "host.json"  # <run>/<host>/host.json: a host's result, written when it finishes
@@ -96,7 +96,7 @@ def save_unfinished_host(run_dir: Path, dir_name: str, host: HostResult) -> Path
     (save_host then replaces it). A run that dies at once (a second Ctrl-C, a kill -9, a crash) keeps every cell
     that reached the controller, and says the host did not finish."""
     data = host.to_dict()
-    data.update(status=HOST_FAILED, reason=UNFINISHED, flags=[*host.flags, "incomplete"])
+    data.update(status=HOST_FAILED, reason=UNFINISHED, flags=[*host.flags, INCOMPLETE])
     path = host_dir(run_dir, dir_name) / HOST_FILE
     _write_atomically(path, json.dumps(data, separators=_COMPACT) + "\n")
     return path
@@ -150,7 +150,7 @@ def _add_finished_hosts(run: Run, run_dir: Path) -> None:
     for host in run.hosts:  # never finished: not `ok` with no figures, as if it had measured nothing
         if host.host not in finished and host.status == HOST_OK:
             host.status, host.reason = HOST_FAILED, UNFINISHED
-            host.flags.append("incomplete")
+            host.flags.append(INCOMPLETE)
     run.hosts = [finished.pop(h.host, h) for h in run.hosts] + list(finished.values())
 
 

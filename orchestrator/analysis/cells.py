@@ -17,7 +17,7 @@ from typing import Any, Mapping, NamedTuple
 
 from orchestrator import methods, stats
 from orchestrator.evidence import validity
-from orchestrator.model import ALL_FLAGS, OK, UNSUPPORTED, HostResult, Measurement, Run
+from orchestrator.model import ALL_FLAGS, BUSY, OK, UNSUPPORTED, HostResult, Measurement, Run
 
 # The flags that make a figure less comparable, carried from measurements and hosts to their cells.
 CARRIED_FLAGS = frozenset(ALL_FLAGS)
@@ -167,7 +167,7 @@ def host_cells(result: HostResult, busy_below: float | None = None,
         if m.flags:
             cell.flags.update(f for f in m.flags if f in CARRIED_FLAGS)
         if busy_below is not None and m.seconds is not None and m.seconds < busy_below:
-            cell.flags.add("busy")
+            cell.flags.add(BUSY)
     version = speed_version(result)
     method_id = methods.method_id
     aead_use = _aead_use(result, aead)

@@ -22,8 +22,7 @@ from typing import Sequence
 
 from orchestrator.analysis.cells import Key, best_core, host_cells, medians as cell_medians
 from orchestrator.errors import UserError
-from orchestrator.evidence import conditions as ev
-from orchestrator.evidence.validity import measured_mhz
+from orchestrator.evidence.validity import StoredConditions, measured_mhz
 from orchestrator.model import LINE_BLOCKS, HostResult
 from orchestrator.units import mbits
 
@@ -44,7 +43,7 @@ def clock_mhz(result: HostResult) -> tuple[float | None, str]:
     mhz = measured_mhz(result.conditions or {})
     if mhz is None:
         return None, "no cpufreq on the host"
-    measured = any(ev.verdict_facts(v).get("clock_khz") for v in ev.cell_verdicts(result.conditions or {}).values())
+    measured = bool(StoredConditions.from_dict(result.conditions).cell_clocks_khz)
     return mhz, "measured" if measured else "cpufreq maximum"
 
 
@@ -99,14 +98,14 @@ class KernelPath:
 def kernel_paths(result: HostResult) -> list[KernelPath]:
     """From the /proc/crypto snapshot conditions.sh took before the run (none: an empty list): per kernel path,
     the driver the kernel would use (the highest priority); openssl speed measured none of them."""
-    snapshot = (result.conditions or {}).get("before")
-    if not isinstance(snapshot, dict):
+    snapshot = StoredConditions.from_dict(result.conditions).before
+    if snapshot is None:
         return []
     best: dict[str, tuple[str, int]] = {}
-    for entry in ev.crypto_drivers(snapshot):
-        name, driver, priority = entry.get("name"), entry.get("driver"), entry.get("priority") or 0
+    for entry in snapshot.crypto or []:
+        name, driver, priority = entry.name, entry.driver, entry.priority or 0
         if name and driver and (name not in best or priority > best[name][1]):
-            best[name] = (str(driver), int(priority))
+            best[name] = (driver, priority)
     if not best:
         return []
     out = []

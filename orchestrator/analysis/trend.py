@@ -47,7 +47,7 @@ from orchestrator.analysis import identity, provenance
 from orchestrator.analysis.cells import Cell, Key, host_cells, label, requested_seconds, run_aead, run_timer, sort_key
 from orchestrator.errors import UserError
 from orchestrator.evidence.validity import busy_below
-from orchestrator.model import HostResult, Run
+from orchestrator.model import EVIDENCE_FLAGS, HostResult, Run
 from orchestrator.units import count, fmt_delta, fmt_p
 
 STEP_MIN_PCT = 3.0  # a significant step smaller than this is shown as ~ (see the module docstring)
@@ -341,7 +341,7 @@ def _drifts(segment: Segment, prior: Sequence[RunPoint] = ()) -> list[Drift]:
     return drifts
 
 
-_HOST_FLAGS = frozenset(("busy", "throttled", "hot", "cores-offline", "pin-failed"))
+_HOST_FLAGS = frozenset(EVIDENCE_FLAGS)
 
 
 def flagged(point: RunPoint) -> bool:

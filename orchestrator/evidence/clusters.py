@@ -11,15 +11,14 @@ Per CPU:
   - capacity: /sys/devices/system/cpu/cpuN/cpu_capacity;
   - top clock: `cpuinfo_max_freq` of the cpufreq policy the CPU belongs to.
 What is unknown for every CPU says nothing; what is known for some CPUs only, groups the rest apart.
-Pure: snapshot dicts (orchestrator/evidence/conditions.py) and CpuFacts in, plain data out.
+Pure: snapshots (orchestrator/evidence/records.py) and CpuFacts in, plain data out.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
-
-from orchestrator.evidence import conditions as ev
+from orchestrator.evidence.cell import CellRun
+from orchestrator.evidence.records import Snapshot
 from orchestrator.model import CpuFacts
 
 # Where every CPU has its own cpufreq policy (x86), cores of one type whose capacity and top clock differ by at
@@ -41,24 +40,24 @@ class Cluster:
         """What a table calls the cell pinned to this cluster: "Cortex-A76" or "cpu4-7"."""
         return self.core or f"cpu{_span(self.cpus)}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"cpus": list(self.cpus), "source": self.source, "max_khz": self.max_khz,
                 "core": self.core, "capacity": self.capacity, "label": self.label}
 
 
-def detect_clusters(snapshot: dict[str, Any], cpu: CpuFacts | None = None) -> list[Cluster]:
+def detect_clusters(snapshot: Snapshot, cpu: CpuFacts | None = None) -> list[Cluster]:
     """Clusters of the online CPUs, fastest first (top clock, then capacity, then CPU number)."""
-    online = (ev.online_cpus(snapshot) or _cpus_from_topology(snapshot) or _cpus_from_stat(snapshot)
+    online = (snapshot.online_cpus or _cpus_from_topology(snapshot) or _cpus_from_stat(snapshot)
               or _cpus_from_policies(snapshot))
     if not online and cpu and cpu.logical_cpus:
         online = list(range(cpu.logical_cpus))
     if not online:
         return []
     traits = _core_traits(snapshot, online, list(cpu.cores) if cpu and cpu.cores else [])
-    policies = ev.policies(snapshot).values()
+    policies = (snapshot.policies or {}).values()
     # One cpufreq policy per CPU (x86) says nothing about clock domains: there a favoured core's extra turbo
     # bin is not another cluster. Policies that span CPUs are real clock domains: any difference counts.
-    within = ALIKE_WITHIN if all(len(ev.policy_cpus(p)) <= 1 for p in policies) else 0.0
+    within = ALIKE_WITHIN if all(len(p.cpus) <= 1 for p in policies) else 0.0
     clusters: list[Cluster] = []
     for n in sorted(online, key=lambda n: (traits[n][0] or "", -(traits[n][1] or 0), -(traits[n][2] or 0), n)):
         core, capacity, clock = traits[n]
@@ -83,14 +82,17 @@ def _close(a: int | None, b: int | None, within: float) -> bool:
     return abs(a - b) <= within * max(a, b)
 
 
-def _core_traits(snapshot: dict[str, Any], online: list[int], cores: list[str]) -> dict[int, tuple[Any, ...]]:
+_Traits = tuple[str | None, int | None, int | None]
+
+
+def _core_traits(snapshot: Snapshot, online: list[int], cores: list[str]) -> dict[int, _Traits]:
     """(core type, capacity, top clock in kHz) per online CPU; None where unknown."""
-    hybrid = {n: HYBRID_CORE_TYPES.get(pmu, pmu) for pmu, cpus in ev.hybrid_cpus(snapshot).items() for n in cpus}
-    topo = ev.topology(snapshot)
+    hybrid = {n: HYBRID_CORE_TYPES.get(pmu, pmu) for pmu, cpus in (snapshot.hybrid or {}).items() for n in cpus}
+    topo = snapshot.topology or {}
     top_clock: dict[int, int] = {}
-    for pol in ev.policies(snapshot).values():
-        top = pol.get("cpuinfo_max_freq") or max((k for k, _ in ev.time_in_state(pol)), default=None)
-        for n in ev.policy_cpus(pol):
+    for pol in (snapshot.policies or {}).values():
+        top = pol.cpuinfo_max_freq or max((k for k, _ in pol.time_in_state or []), default=None)
+        for n in pol.cpus:
             if top:
                 top_clock[n] = top
     if len(set(cores)) == 1:  # one `CPU part` for the whole file (older kernels): every core is that one
@@ -109,18 +111,18 @@ def _what_differs(clusters: list[Cluster]) -> str:
     return "cpufreq" if len({c.max_khz for c in clusters}) > 1 else "cpu_capacity"
 
 
-def _cpus_from_topology(snapshot: dict[str, Any]) -> list[int]:
-    names = ev.topology(snapshot)
+def _cpus_from_topology(snapshot: Snapshot) -> list[int]:
+    names = snapshot.topology or {}
     return sorted(int(n[3:]) for n in names if n.startswith("cpu") and n[3:].isdigit()
                   and names[n].get("online", 1) == 1)
 
 
-def _cpus_from_policies(snapshot: dict[str, Any]) -> list[int]:
-    return sorted({n for p in ev.policies(snapshot).values() for n in ev.policy_cpus(p)})
+def _cpus_from_policies(snapshot: Snapshot) -> list[int]:
+    return sorted({n for p in (snapshot.policies or {}).values() for n in p.cpus})
 
 
-def _cpus_from_stat(snapshot: dict[str, Any]) -> list[int]:
-    return sorted(int(n[3:]) for n in ev.cpu_times(snapshot) if n[3:].isdigit())
+def _cpus_from_stat(snapshot: Snapshot) -> list[int]:
+    return sorted(int(n[3:]) for n in snapshot.cpu_times or {} if n[3:].isdigit())
 
 
 def pin_targets(clusters: list[Cluster]) -> list[int]:
@@ -148,16 +150,17 @@ class PinCheck:
     allowed: list[int] = field(default_factory=list)
     reason: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"held": self.held, "seen": list(self.seen), "allowed": list(self.allowed), "reason": self.reason}
 
 
-def pinning_held(run: dict[str, Any], wanted: int) -> PinCheck:
+def pinning_held(run: CellRun | None, wanted: int) -> PinCheck:
     """Did the process run only on `wanted`?  Judged from what conditions.sh saw while it ran:
     the `processor` field of /proc/PID/stat per sample and the kernel's Cpus_allowed_list."""
-    samples = ev.process_samples(run)
-    seen = ev.observed_cpus(run)
-    allowed = ev.allowed_cpus(run)
+    run = run or CellRun()
+    samples = run.process_samples
+    seen = run.observed_cpus
+    allowed = run.allowed_cpus or []
     if allowed and allowed != [wanted]:
         return PinCheck(False, seen, allowed, f"allowed on CPUs {_span(allowed)}, not only {wanted}")
     if not seen:
@@ -188,12 +191,12 @@ def pin_plan(clusters: list[Cluster]) -> list[tuple[int, str]]:
     return plan
 
 
-def host_pins(snapshot: dict[str, Any], cpu: CpuFacts | None = None) -> tuple[list[tuple[int, str]], str | None]:
+def host_pins(snapshot: Snapshot, cpu: CpuFacts | None = None) -> tuple[list[tuple[int, str]], str | None]:
     """What a host's single-thread cells are pinned to, from the detect play's `cpu clusters` section
     (cpufreq/topology/taskset in conditions.sh's format), and a note when it cannot pin."""
     clusters = detect_clusters(snapshot, cpu)
     pins = pin_plan(clusters)
-    if pins and "taskset" not in ev.tools(snapshot):
+    if pins and "taskset" not in (snapshot.tools or {}):
         names = ", ".join(c.label for c in clusters)
         return [], f"{len(clusters)} CPU clusters ({names}) but no taskset: single-thread cells are not pinned"
     return pins, None

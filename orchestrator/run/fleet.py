@@ -19,9 +19,9 @@ from orchestrator.evidence import clusters, validity
 from orchestrator.parse import protocol
 from orchestrator.run import budget, matrix, platforms
 from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
-from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, UNSUPPORTED, HostResult, Measurement,
-                                OpenSSLBuild, Run)
-from orchestrator.evidence.conditions import parse_snapshot_lines
+from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, UNSUPPORTED, HostResult,
+                                Measurement, OpenSSLBuild, Run)
+from orchestrator.evidence.conditions import read_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
@@ -84,7 +84,7 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
                               if line.strip()]
     state.logical_cpus = _first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
     state.tmp_free_kb = _first_int(sections.get("tmp free kb"))
-    topology = parse_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
+    topology = read_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
     state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
 
 
@@ -301,7 +301,7 @@ class Collector:
                 fail(state, HOST_FAILED, reason_if_unfinished or
                      f"{len(missing)} of {len(state.plan.cells)} cells did not finish")
             if missing:
-                state.result.flags.append("incomplete")
+                state.result.flags.append(INCOMPLETE)
             judge_conditions(state)
         state.finished = True
         if self.store_results:
@@ -319,7 +319,7 @@ def judge_conditions(state: HostState) -> None:
     if texts:
         validity.flag_host(state.result, texts.get("conditions-before", ""), texts.get("conditions-after", ""),
                            texts.get("conditions-idle", ""))
-    host_before = state.result.conditions.get("before")
+    host_before = validity.StoredConditions.from_dict(state.result.conditions).before
     verdicts = {}
     for cell in state.plan.cells if state.plan else []:
         found, evidence = state.cell_results.get(cell.id, ([], ""))

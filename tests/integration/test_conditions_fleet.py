@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.evidence.conditions import parse_cell, parse_conditions, parse_idle
+from orchestrator.evidence.records import IdleGate, Snapshot
 from orchestrator.evidence.validity import host_verdict
 from orchestrator.model import BUSY
 
@@ -68,7 +69,7 @@ def test_snapshot_on_every_fleet_host(host, rig_hosts):
     assert snap.get("thermal") or any(n.startswith("no /sys/class/thermal zones") for n in notes), notes
     # nothing the script printed is lost: every line is in a section or a note
     assert "@@ end sslbench-conditions" in out.stdout
-    assert host_verdict(snap, snap).flags == []
+    assert host_verdict(Snapshot.from_dict(snap), Snapshot.from_dict(snap)).flags == []
 
 
 @pytest.mark.parametrize("host", ["openwrt1", "raspbian1"])
@@ -78,7 +79,7 @@ def test_idle_gate_on_a_fleet_host_sees_a_cpu_hog(host, rig_hosts, cpu_hogs):
     cpu_hogs(os.cpu_count() or 2)
     gate = parse_idle(on_host(host, "idle-wait", "4", "0.3", "30", "2").stdout)
     assert gate["idle"] is False and gate["reason"] == "timeout"
-    assert host_verdict({}, {}, gate).flags == [BUSY]
+    assert host_verdict(Snapshot(), Snapshot(), IdleGate.from_dict(gate)).flags == [BUSY]
 
 
 @pytest.mark.parametrize("host", ["raspbian1", "ddwrt1"])  # Debian userland and BusyBox, both with openssl

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 from test_conditions import RK3576, SCRIPT, SHELL_IDS, SHELLS, make_sysroot, run_script  # noqa: E402
 
-from orchestrator.evidence.conditions import parse_cell, parse_idle  # noqa: E402
+from orchestrator.evidence.conditions import parse_cell, parse_idle, read_cell  # noqa: E402
 from orchestrator.parse.speed import parse_speed  # noqa: E402
 from orchestrator.model import BUSY  # noqa: E402
 from orchestrator.evidence.validity import cell_verdict  # noqa: E402
@@ -116,15 +116,15 @@ def test_hog_on_the_pinned_core_flags_the_cell_busy(shell, cpu_hogs, tmp_path):
     out = subprocess.run([*shell, str(SCRIPT), "cell", str(evidence), "--", *cmd],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    cell = parse_cell(evidence.read_text())
+    cell = read_cell(evidence.read_text())
     measurements = parse_speed(out.stdout + out.stderr).measurements
     assert measurements and measurements[0].seconds is not None
     verdict = cell_verdict(cell, threads=1, measurements=measurements, nominal_seconds=1, pinned_cpu=0)
-    assert verdict.facts["pinning"]["held"] is True
+    assert verdict.facts.pinning and verdict.facts.pinning.held is True
     assert BUSY in verdict.flags
     # openssl shared its core with the hog: its own CPU seconds show it, and so does the host's
     assert any("of CPU in 1s" in r for r in verdict.reasons), verdict.reasons
-    assert verdict.facts["background_cores"] >= 0.3
+    assert (verdict.facts.background_cores or 0) >= 0.3
 
 
 @pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)

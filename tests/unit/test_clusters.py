@@ -1,20 +1,30 @@
 """Cluster detection, pin targets and the pinning check."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
 
 from orchestrator.evidence.clusters import Cluster, detect_clusters, pin_plan, pin_targets, pinning_held
-from orchestrator.evidence.conditions import parse_cell, parse_conditions
+from orchestrator.evidence.conditions import read_cell, read_snapshot
+from orchestrator.evidence.cell import CellRun
+from orchestrator.evidence.records import Snapshot
 from orchestrator.model import CpuFacts
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-def snap(name: str) -> dict:
-    return parse_conditions((DATA / "conditions" / name).read_text())
+def snap(name: str) -> Snapshot:
+    found = read_snapshot((DATA / "conditions" / name).read_text())
+    assert found is not None
+    return found
+
+
+def stored(form: dict) -> Snapshot:
+    """A snapshot as a run.json holds it, read back."""
+    return Snapshot.from_dict(form)
 
 
 def test_big_little_from_cpufreq_policies_fastest_first():
@@ -38,7 +48,7 @@ def test_cpuinfo_part_alone_when_sysfs_says_nothing():
     cpu = parse_cpuinfo((DATA / "facts" / "cpuinfo-aarch64-rock5b-rk3588.txt").read_text())
     bare = {"cpus": {"online": list(range(8))},
             "topology": {f"cpu{i}": {"physical_package_id": -1, "cluster_id": -1} for i in range(8)}}
-    clusters = detect_clusters(bare, cpu)
+    clusters = detect_clusters(stored(bare), cpu)
     assert [(c.cpus, c.source, c.core) for c in clusters] == [
         ([0, 1, 2, 3], "cpuinfo", "Cortex-A55"),
         ([4, 5, 6, 7], "cpuinfo", "Cortex-A76"),
@@ -50,30 +60,30 @@ def test_topology_ids_alone_are_not_clusters():
     # L2 domain its own cluster_id. Neither says the cores differ.
     old = {"cpus": {"online": [0, 1, 2, 3, 4, 5]},
            "topology": {f"cpu{i}": {"physical_package_id": 0 if i < 4 else 1} for i in range(6)}}
-    assert [c.cpus for c in detect_clusters(old)] == [[0, 1, 2, 3, 4, 5]]
+    assert [c.cpus for c in detect_clusters(stored(old))] == [[0, 1, 2, 3, 4, 5]]
     # ... but with the core types from /proc/cpuinfo, the A53s and A72s are two clusters
-    clusters = detect_clusters(old, CpuFacts(cores=["Cortex-A53"] * 4 + ["Cortex-A72"] * 2))
+    clusters = detect_clusters(stored(old), CpuFacts(cores=["Cortex-A53"] * 4 + ["Cortex-A72"] * 2))
     assert sorted((c.cpus, c.source, c.core) for c in clusters) == [
         ([0, 1, 2, 3], "cpuinfo", "Cortex-A53"), ([4, 5], "cpuinfo", "Cortex-A72")]
     new = {"cpus": {"online": [0, 1, 2, 3]},
            "topology": {f"cpu{i}": {"physical_package_id": 0, "cluster_id": i // 2} for i in range(4)}}
-    assert [c.cpus for c in detect_clusters(new)] == [[0, 1, 2, 3]]
+    assert [c.cpus for c in detect_clusters(stored(new))] == [[0, 1, 2, 3]]
 
 
 def test_one_core_name_for_the_whole_file_names_every_core():
     # older ARM kernels print `CPU part` once, after the processor blocks
     s = {"cpus": {"online": [0, 1, 2, 3]}, "topology": {f"cpu{i}": {"cluster_id": i} for i in range(4)}}
-    [cluster] = detect_clusters(s, CpuFacts(cores=["Cortex-A7"]))
+    [cluster] = detect_clusters(stored(s), CpuFacts(cores=["Cortex-A7"]))
     assert cluster.cpus == [0, 1, 2, 3] and cluster.core == "Cortex-A7"
 
 
 def test_per_core_policies_are_regrouped():
     # x86 hybrid with one policy per core: P-cores 0-1 at 4.7 GHz, E-cores 2-5 at 3.4 GHz
     policies = {f"policy{i}": {"related_cpus": [i], "cpuinfo_max_freq": 4700000 if i < 2 else 3400000} for i in range(6)}
-    clusters = detect_clusters({"cpus": {"online": list(range(6))}, "policies": policies})
+    clusters = detect_clusters(stored({"cpus": {"online": list(range(6))}, "policies": policies}))
     assert [c.cpus for c in clusters] == [[0, 1], [2, 3, 4, 5]]
     same = {f"policy{i}": {"related_cpus": [i], "cpuinfo_max_freq": 3000000} for i in range(4)}
-    assert [c.cpus for c in detect_clusters({"policies": same})] == [[0, 1, 2, 3]]
+    assert [c.cpus for c in detect_clusters(stored({"policies": same}))] == [[0, 1, 2, 3]]
 
 
 def test_homogeneous_machines_have_one_cluster_and_no_pinning():
@@ -83,26 +93,28 @@ def test_homogeneous_machines_have_one_cluster_and_no_pinning():
     assert pin_targets(clusters) == []
     router = snap("openwrt-mips-1core.txt")
     assert [c.cpus for c in detect_clusters(router)] == [[0]]
-    assert detect_clusters({}, CpuFacts(logical_cpus=2))[0].cpus == [0, 1]
+    assert detect_clusters(Snapshot(), CpuFacts(logical_cpus=2))[0].cpus == [0, 1]
 
 
 def test_offline_cpus_are_not_pin_targets():
     s = snap("rk3576-before.txt")
-    s["cpus"]["online"] = [0, 1, 2, 3, 4, 5]
+    assert s.cpus is not None
+    s.cpus.online = [0, 1, 2, 3, 4, 5]
     assert pin_targets(detect_clusters(s)) == [5, 3]
 
 
 def test_pinning_evidence():
-    ok = parse_cell((DATA / "conditions" / "rk3576-cell-cpu7-ok.txt").read_text())["run"]
+    ok = read_cell((DATA / "conditions" / "rk3576-cell-cpu7-ok.txt").read_text()).run
     check = pinning_held(ok, 7)
     assert check.held is True and check.seen == [7]  # the first sample was `taskset` still on CPU 4
     assert pinning_held(ok, 6).held is False
-    moved = parse_cell((DATA / "conditions" / "rk3576-cell-pin-failed.txt").read_text())["run"]
+    moved = read_cell((DATA / "conditions" / "rk3576-cell-pin-failed.txt").read_text()).run
+    assert moved is not None
     check = pinning_held(moved, 7)
     assert check.held is False and check.allowed == [4, 5, 6, 7] and check.seen == [4, 7]
-    no_mask = dict(moved, allowed_cpus=[])
+    no_mask = dataclasses.replace(moved, allowed_cpus=[])
     assert pinning_held(no_mask, 7).reason == "ran on CPU 4,7, pinned to 7"
-    assert pinning_held({"samples": []}, 7).held is None
+    assert pinning_held(CellRun(samples=[]), 7).held is None
 
 
 def test_cluster_label_without_names():
