@@ -90,9 +90,9 @@ conditions_log() {
 launch() {
     # HUP ignored before forking (and so in the runner: an ignored signal stays ignored across exec): a pty the
     # session may have hangs up as soon as this shell exits. OpenWrt's BusyBox has no nohup, and no setsid before
-    # 25.12 (DD-WRT's has none either): without setsid the runner stays in this session, in the background, HUP ignored, with none of the
-    # session's descriptors open. Its pid is written here at once (it writes its own too): a runner that failed
-    # to start is found dead by the next poll, which ships what it said (runner.out).
+    # 25.12 (DD-WRT's has none either): without setsid the runner stays in this session, in the background, HUP
+    # ignored, with none of the session's descriptors open. Its pid is written here at once (it writes its own
+    # too): a runner that failed to start is found dead by the next poll, which ships what it said (runner.out).
     trap '' HUP
     if ! [ "${3:-0}" -gt 0 ] 2>/dev/null; then
         start_runner "$1" "$2"
