@@ -13,9 +13,12 @@ def write(doc: Document, width: int | None = None) -> str:
     return text.join(doc.blocks, lambda block: _block(block, {}))
 
 
-def page(doc: Document, figures: dict[str, str]) -> str:
-    """The document with its figures linked: slug -> the PNG file's name beside it."""
-    return text.join(doc.blocks, lambda block: _block(block, figures))
+def page_files(doc: Document, stem: str) -> tuple[str, dict[str, bytes]]:
+    """A page and its figures beside it, as <stem>-<slug>.png, linked."""
+    figures = [block for block in doc.blocks if isinstance(block, Figure)]
+    names = {figure.slug: f"{stem}-{figure.slug}.png" for figure in figures}
+    page = text.join(doc.blocks, lambda block: _block(block, names)) + "\n"
+    return page, {names[figure.slug]: figure.png for figure in figures}
 
 
 def _block(block: Block, figures: dict[str, str]) -> str | None:
