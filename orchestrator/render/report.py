@@ -90,7 +90,7 @@ def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS,
     if failed and "failed" in wanted:
         blocks.append(Heading("Hosts that failed"))
         blocks.append(Table(["host", "run", "status", "reason"],
-                            [[r["host"], r["run_id"], r["status"], r["reason"]] for r in failed]))
+                            [[f.host, f.run_id, f.status, f.reason] for f in failed]))
     if not series:
         blocks.append(Note("No host has any measurement."))
         return blocks

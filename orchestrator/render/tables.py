@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import operator
 import re
 from collections import Counter, defaultdict
@@ -72,10 +73,20 @@ def records_from_runs(runs: Iterable[Run]) -> list[dict[str, Any]]:
     return [r for run in runs for r in records(run.hosts, run_id=run.run_id)]
 
 
-def failed_hosts(runs: Iterable[Run]) -> list[dict[str, Any]]:
-    """One record per host that failed or was unreachable: host, run, its status and reason (no figures)."""
-    return [{"run_id": run.run_id, "host": h.host, "status": h.status, "reason": h.reason or ""}
-            for run in runs for h in run.hosts if h.status != HOST_OK]
+@dataclass(frozen=True)
+class FailedHost:
+    """A host that failed or was unreachable in a run: its status and why (it has no figures)."""
+
+    run_id: str
+    host: str
+    status: str
+    reason: str
+
+
+def failed_hosts(runs: Iterable[Run]) -> list[FailedHost]:
+    """Every host that failed or was unreachable, with its run."""
+    return [FailedHost(run.run_id, h.host, h.status, h.reason or "") for run in runs for h in run.hosts
+            if h.status != HOST_OK]
 
 
 def records_from_log(log: ParsedLog, host: str | None = None) -> list[dict[str, Any]]:
@@ -273,7 +284,8 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
     runs = list(runs)
     rows = records_from_runs(runs)
     failed = failed_hosts(runs)
-    doc = Document(data=[{k: r.get(k) for k in JSON_FIELDS} for r in rows + failed])
+    doc = Document(data=[{k: r.get(k) for k in JSON_FIELDS} for r in rows] + [
+        {k: getattr(f, k, None) for k in JSON_FIELDS} for f in failed])  # a failed host: no figures
     labels = host_labels(runs)
     if any(label != host for (_, host), label in labels.items()):  # the same host in two runs: keep them apart
         rows = [dict(r, host=labels[r["run_id"], r["host"]]) for r in rows]
@@ -290,8 +302,7 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
     if failed:  # which run a host failed in, when there are several
         by_run = ["run"] if len(runs) > 1 else []
         doc.blocks.append(Table(["host", *by_run, "status", "reason"],
-                                [[r["host"], *([r["run_id"]] if by_run else []), r["status"], r["reason"]]
-                                 for r in failed]))
+                                [[f.host, *([f.run_id] if by_run else []), f.status, f.reason] for f in failed]))
     return doc
 
 
