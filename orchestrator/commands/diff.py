@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
 from orchestrator import gcpause, store
 from orchestrator.analysis import diff, insights, verdict
 from orchestrator.commands import options
 from orchestrator.errors import UserError
-from orchestrator.render import diff_table, formats
+from orchestrator.render import diff_table
 from orchestrator.render.model import Aside, Block, Lines, Suite
 
 EPILOG = """\
