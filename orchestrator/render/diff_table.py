@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from orchestrator import stats
 from orchestrator.analysis.diff import DiffRow
 from orchestrator.render import formats
-from orchestrator.render.model import Document, Table
+from orchestrator.render.model import Document, Later, Table
 from orchestrator.units import count, fmt_value
 
 HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta", "p", "flags"]
@@ -80,10 +80,12 @@ def method_notes(rows: Sequence[DiffRow]) -> list[str]:
 def document(rows: Sequence[DiffRow]) -> Document:
     """The benchstat-like table (`~` when not significant) for a reader; every row's raw numbers as data (JSON, one
     record a line) and as CSV."""
-    records = [row.to_record() for row in rows]
-    headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
-    values = [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()] for r in records]
-    return Document([Table(HEADERS, table_rows(rows))], data=records, data_lines=True, flat=Table(headers, values))
+    records = Later(lambda: [row.to_record() for row in rows])
+    headers = list(rows[0].to_record()) if rows else list(DiffRow.__dataclass_fields__)
+    values = Later(lambda: [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()]
+                            for r in records])
+    return Document([Table(HEADERS, Later(lambda: table_rows(rows)))], data=records, data_lines=True,
+                    flat=Table(headers, values))
 
 
 def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:

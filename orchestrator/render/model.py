@@ -10,9 +10,42 @@ the data.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Union
+from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar, Union, overload
 
 from orchestrator.analysis.verdict import Case
+
+
+T = TypeVar("T")
+
+
+class Later(Sequence[T], Generic[T]):
+    """Items made when a format first reads them: a document gives its rows for readers and for programs, and each
+    format reads one of them (a 50,000-row diff builds only what its format writes)."""
+
+    def __init__(self, make: Callable[[], Sequence[T]]) -> None:
+        self._make: Callable[[], Sequence[T]] | None = make
+        self._items: Sequence[T] = []
+
+    @property
+    def items(self) -> Sequence[T]:
+        if self._make is not None:
+            self._items, self._make = self._make(), None
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        return self.items[index]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
 
 
 @dataclass
@@ -80,7 +113,7 @@ Block = Union[Heading, Note, Lines, Aside, Table, Figure]
 @dataclass
 class Document:
     blocks: list[Block] = field(default_factory=list)
-    data: Any = None  # what JSON writes; None: every table's rows as objects keyed by its columns
+    data: Any = None  # what JSON writes (a Later too); None: every table's rows as objects keyed by its columns
     data_lines: bool = False  # JSON: one record of `data` a line (json's C encoder: a 50,000-row diff)
     flat: Table | None = None  # what CSV writes; None: the document's one table
     suite: Suite | None = None  # what JUnit writes
