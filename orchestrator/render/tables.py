@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import operator
 import re
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence, TypedDict, cast
 
 from orchestrator.analysis.cells import Key, record_key
 from orchestrator.errors import UserError
@@ -43,17 +43,41 @@ _MEASUREMENT_FIELDS = tuple(f.name for f in dataclasses.fields(Measurement))
 _measurement_values = operator.attrgetter(*_MEASUREMENT_FIELDS)  # every field of a Measurement in one C call
 
 
-def _build_record(m: Measurement, run_id: str | None, host: str, firmware: str | None) -> dict[str, Any]:
-    """Every Measurement field (a new field is a new record key), then the tags. Not vars(m): on Python
-    3.11+ that gives each instance a __dict__ for good; not asdict: it deep-copies."""
-    record = dict(zip(_MEASUREMENT_FIELDS, _measurement_values(m)))
+class Record(TypedDict):
+    """A flat record: every Measurement field (a new field is a new key: test_tables checks they agree), and the
+    host (and run) it belongs to. What `--format json` prints of a run (JSON_FIELDS) and comparison tables read."""
+
+    algorithm: str
+    block_size: int | None
+    bytes_per_second: float | None
+    operation: str | None
+    ops_per_second: float | None
+    threads: int
+    api: str | None
+    openssl_version: str | None
+    count: int | None
+    seconds: float | None
+    status: str
+    reason: str | None
+    repeat: int
+    flags: list[str]  # the host's validity flags and the measurement's
+    cpu: str | None
+    run_id: str | None
+    host: str | None
+    firmware: str | None
+
+
+def _build_record(m: Measurement, run_id: str | None, host: str, firmware: str | None) -> Record:
+    """Every Measurement field, then the tags. Not vars(m): on Python 3.11+ that gives each instance a __dict__
+    for good; not asdict: it deep-copies."""
+    record = cast(Record, dict(zip(_MEASUREMENT_FIELDS, _measurement_values(m))))
     record["run_id"], record["host"], record["firmware"] = run_id, host, firmware
     return record
 
 
-def records(host_results: Iterable[HostResult], run_id: str | None = None) -> list[dict[str, Any]]:
-    """One flat dict per measurement, with the host (and run) it belongs to."""
-    flat: list[dict[str, Any]] = []
+def records(host_results: Iterable[HostResult], run_id: str | None = None) -> list[Record]:
+    """One flat record per measurement, with the host (and run) it belongs to."""
+    flat: list[Record] = []
     append, build = flat.append, _build_record
     for result in host_results:
         host, firmware = result.host, result.firmware
@@ -68,7 +92,7 @@ def records(host_results: Iterable[HostResult], run_id: str | None = None) -> li
     return flat
 
 
-def records_from_runs(runs: Iterable[Run]) -> list[dict[str, Any]]:
+def records_from_runs(runs: Iterable[Run]) -> list[Record]:
     """Records of every host of every run, tagged with the run id."""
     return [r for run in runs for r in records(run.hosts, run_id=run.run_id)]
 
@@ -89,13 +113,16 @@ def failed_hosts(runs: Iterable[Run]) -> list[FailedHost]:
             if h.status != HOST_OK]
 
 
-def records_from_log(log: ParsedLog, host: str | None = None) -> list[dict[str, Any]]:
+def records_from_log(log: ParsedLog, host: str | None = None) -> list[Record]:
     """Records of one parsed log (`sslbench parse`), optionally under a host name."""
     result = HostResult(host=host or "", cpu=log.cpu, os=log.os, openssl=log.openssl, measurements=log.measurements)
-    return [dict(r, host=host) for r in records([result])]
+    flat = records([result])
+    for record in flat:
+        record["host"] = host
+    return flat
 
 
-def throughput_table(rows: Iterable[dict[str, Any]], by: str = "host", unit: str = "MB/s",
+def throughput_table(rows: Iterable[Record], by: str = "host", unit: str = "MB/s",
                      unit_in_header: bool = True) -> tuple[list[str], list[list[Any]]]:
     """Block-size columns for symmetric ciphers and digests.
 
@@ -119,7 +146,7 @@ def throughput_table(rows: Iterable[dict[str, Any]], by: str = "host", unit: str
     return _table(cells, flags, by, columns, names, show, lambda column: column[0])
 
 
-def pk_table(rows: Iterable[dict[str, Any]], by: str = "host") -> tuple[list[str], list[list[Any]]]:
+def pk_table(rows: Iterable[Record], by: str = "host") -> tuple[list[str], list[list[Any]]]:
     """Public-key operations per second (sign/s, verify/s, ...): one column per operation present."""
     cells, flags = _cells([r for r in rows if r.get("operation")], "operation", "ops_per_second")
     present = {column for (_, column) in cells}
@@ -164,21 +191,21 @@ _Cells = dict[tuple[_Row, Any], Any]  # (row, column) -> a median, or "unsupport
 _Flags = dict[_Row, set[str]]
 
 
-def _cells(rows: list[dict[str, Any]], column_field: str, value_field: str) -> tuple[_Cells, _Flags]:
+def _cells(rows: list[Record], column_field: str,
+           value_field: Literal["bytes_per_second", "ops_per_second"]) -> tuple[_Cells, _Flags]:
     """(row, column) -> stats.median of the cell's ok values, else "unsupported"/"error"; and row -> validity flags."""
     values: dict[tuple[str, Key], list[float]] = defaultdict(list)
     states: dict[tuple[str, Key], set[str]] = defaultdict(set)
     flags: _Flags = defaultdict(set)
     by_block = column_field == "block_size"
     for r in rows:  # 10^5 records: each field read once
-        get = r.get
         key = record_key(r)
-        cell = (get("host") or "", key)
-        row_flags = get("flags")
+        cell = (r.get("host") or "", key)
+        row_flags = r.get("flags")
         if row_flags:
             flags[_row(cell)].update(row_flags)
-        status = get("status") or OK
-        value = get(value_field)
+        status = r.get("status") or OK
+        value = r.get(value_field)
         if status == OK and value is not None:
             values[cell].append(float(value))
         else:
@@ -288,7 +315,7 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
         {k: getattr(f, k, None) for k in JSON_FIELDS} for f in failed])  # a failed host: no figures
     labels = host_labels(runs)
     if any(label != host for (_, host), label in labels.items()):  # the same host in two runs: keep them apart
-        rows = [dict(r, host=labels[r["run_id"], r["host"]]) for r in rows]
+        rows = [_relabelled(r, labels[r["run_id"] or "", r["host"] or ""]) for r in rows]
     if legend if legend is not None else len(runs) > 1:
         doc.blocks.append(Table(*runs_table(runs), RUNS_TABLE_DROP))
     headers, body = throughput_table(rows)
@@ -304,6 +331,12 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
         doc.blocks.append(Table(["host", *by_run, "status", "reason"],
                                 [[f.host, *([f.run_id] if by_run else []), f.status, f.reason] for f in failed]))
     return doc
+
+
+def _relabelled(record: Record, host: str) -> Record:
+    copy = record.copy()
+    copy["host"] = host
+    return copy
 
 
 def _throughput_drop(headers: Sequence[str]) -> list[str]:
