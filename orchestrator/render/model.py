@@ -14,7 +14,6 @@ from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar, Union, o
 
 from orchestrator.analysis.verdict import Case
 
-
 T = TypeVar("T")
 
 
@@ -120,7 +119,3 @@ class Document:
 
     def tables(self) -> list[Table]:
         return [block for block in self.blocks if isinstance(block, Table)]
-
-
-def document(table: Table) -> Document:
-    return Document([table])

@@ -5,9 +5,9 @@ import textwrap
 from typing import Any, Callable, Sequence
 
 from orchestrator import textsafe
-from orchestrator.units import fmt_number
 from orchestrator.render import layout
 from orchestrator.render.model import Aside, Block, Document, Figure, Heading, Lines, Note, Table
+from orchestrator.units import fmt_number
 
 BULLET = "  "
 
@@ -19,13 +19,17 @@ def write(doc: Document, width: int | None = None) -> str:
 
 
 def join(blocks: list[Block], said: Callable[[Block], str | None]) -> str:
-    out = ""
+    """The blocks a format says (`said`: None for one it leaves out), a blank line apart, or on the next line
+    where a block is `run_on`."""
+    out: list[str] = []
     for block in blocks:
         text = said(block)
         if text is None:
             continue
-        out += ("\n" if getattr(block, "run_on", False) else "\n\n") + text if out else text
-    return out
+        if out:
+            out.append("\n" if isinstance(block, (Lines, Aside)) and block.run_on else "\n\n")
+        out.append(text)
+    return "".join(out)
 
 
 def _block(block: Block, width: int | None) -> str | None:
