@@ -1,4 +1,4 @@
-"""CI verdicts: fail a pipeline on a significant regression beyond a threshold, and say so in JUnit XML.
+"""CI verdicts: fail a pipeline on a significant regression beyond a threshold (render/junit.py says so in JUnit XML).
 
 A **regression** is a cell whose median went down (every sslbench figure is a rate: higher is better) by more than
 PCT percent with the benchstat verdict `significant` (stats.compare: Mann-Whitney U, p < 0.05; a cell without
@@ -12,9 +12,8 @@ release on, another timer) is **method changed**: never a regression, whatever i
 cause and boundary as the reason, and `summary` says how many were set aside and why. A drop under one method
 still fails.
 
-`junit_xml` writes one test case per cell (classname = host, name = the cell), failed when it is such a
-regression, skipped when it has no verdict (or its method changed), in the JUnit XML that Jenkins, GitLab and GitHub Actions read
-(validated against the Jenkins xUnit plugin's junit-10.xsd in the tests). Without a threshold (no
+A `Case` is one JUnit test case per cell (classname = host, name = the cell; render/junit.py writes the XML),
+failed when it is such a regression, skipped when it has no verdict (or its method changed). Without a threshold (no
 --fail-on-regression) nothing is judged, so no case fails and the exit code is 0, as the XML says: each significant
 drop is reported in its case's system-out ("significant drop ..., not judged"), and each suite's properties give the
 threshold (`sslbench.fail_on_regression`: PCT, or "none" with `sslbench.significant_drops`, their number).
@@ -23,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Sequence
-from xml.sax.saxutils import quoteattr, escape
 
 from orchestrator import stats
 from orchestrator.analysis.cells import label
@@ -119,42 +117,6 @@ def trend_cases(result: Trend, pct: float | None) -> list[Case]:
 
 def failures(cases: Sequence[Case]) -> list[Case]:
     return [case for case in cases if case.failure]
-
-
-def junit_xml(cases: Sequence[Case], name: str = "sslbench", pct: float | None = None) -> str:
-    """JUnit XML: a testsuite per host, a testcase per cell; `failure` for a regression beyond `pct`, `skipped`
-    without verdict; a drop no threshold judged in system-out, and the threshold in each suite's properties."""
-    hosts: dict[str, list[Case]] = {}
-    for case in cases:
-        hosts.setdefault(case.host, []).append(case)
-    failed = len(failures(cases))
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<testsuites name={quoteattr(name)} tests="{len(cases)}" failures="{failed}" errors="0">']
-    for host, host_cases in hosts.items():
-        skipped = sum(1 for c in host_cases if c.skipped and not c.failure)
-        lines.append(f'  <testsuite name={quoteattr(f"{name}.{host}")} tests="{len(host_cases)}" '
-                     f'failures="{len(failures(host_cases))}" errors="0" skipped="{skipped}">')
-        drops = sum(1 for c in host_cases if c.drop)
-        threshold = "none" if pct is None else f"{pct:g}"
-        lines += ["    <properties>",
-                  f'      <property name="sslbench.fail_on_regression" value="{threshold}"/>']
-        if pct is None:  # with a threshold the drops beyond it are the failures
-            lines.append(f'      <property name="sslbench.significant_drops" value="{drops}"/>')
-        lines.append("    </properties>")
-        for case in host_cases:
-            lines.append(f'    <testcase classname={quoteattr(host)} name={quoteattr(case.name)} time="0">')
-            if case.failure:
-                lines.append(f'      <failure type="regression" message={quoteattr(case.failure)}>'
-                             f'{escape(case.detail)}</failure>')
-            elif case.skipped:
-                lines.append(f'      <skipped message={quoteattr(case.skipped)}/>')
-            said = "\n".join(filter(None, (case.drop, case.detail)))
-            if said:
-                lines.append(f"      <system-out>{escape(said)}</system-out>")
-            lines.append("    </testcase>")
-        lines.append("  </testsuite>")
-    lines.append("</testsuites>")
-    return "\n".join(lines) + "\n"
 
 
 METHOD_CHANGED = "measuring method changed"  # the start of a skipped case's reason

@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import Callable
 
-from orchestrator import gcpause, store, textsafe
+from orchestrator import gcpause, store
 from orchestrator.analysis import diff, insights, verdict
 from orchestrator.commands import options
 from orchestrator.errors import UserError
-from orchestrator.render import diff_table, tables
+from orchestrator.render import diff_table
+from orchestrator.render.model import Aside, Block, Lines, Suite
 
 EPILOG = """\
 examples:
@@ -42,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="run: RUN_A vs RUN_B (default); firmware: two firmware identities of --host")
     parser.add_argument("--from", dest="from_label", metavar="LABEL", help="old firmware (label or unique part of it)")
     parser.add_argument("--to", dest="to_label", metavar="LABEL", help="new firmware (label or unique part of it)")
-    options.add_ci_options(parser, tables.FORMATS)
+    options.add_ci_options(parser)
     parser.add_argument("--link", default="100,1000", metavar="MBIT,...",
                         help="link speeds in Mbit/s whose VPN/TLS line-rate verdicts to compare (default: 100,1000)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
@@ -58,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     links = insights.parse_links(args.link)
     pct = options.regression_limit(args)
-    junit, args.format = args.format == "junit", "table" if args.format == "junit" and args.output else args.format
+    head: list[Block] = []
     if args.by == "firmware":
         if args.runs:
             raise UserError("--by firmware compares runs from the store: give --host H, not run directories")
@@ -66,13 +65,9 @@ def _diff(args: argparse.Namespace) -> int:
             raise UserError("--by firmware needs --host H (the host whose firmware versions to compare)")
         runs = store.load_all(args.results)
         old, new, rows = diff.diff_by_firmware(runs, args.host, args.from_label, args.to_label)
-        if args.format in ("table", "markdown"):
-            said = _said(args.format)
-            print(said(f"{args.host}: old = {old.label} ({_runs_said(old.run_ids)})"))
-            print(said(f"{args.host}: new = {new.label} ({_runs_said(new.run_ids)})"))
-            for note in diff.order_notes(old, new):
-                print(f"note: {said(note)}")
-            print()
+        head += [Lines([f"{args.host}: old = {old.label} ({_runs_said(old.run_ids)})",
+                        f"{args.host}: new = {new.label} ({_runs_said(new.run_ids)})"]),
+                 Lines(diff.order_notes(old, new), prefix="note: ", run_on=True)]
     else:
         if args.from_label or args.to_label:
             raise UserError("--from/--to name firmware versions: use them with --by firmware --host H")
@@ -80,43 +75,24 @@ def _diff(args: argparse.Namespace) -> int:
             raise UserError("diff needs two runs (RUN_A RUN_B), or --host H --by firmware")
         old_run, new_run = (store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs)
         rows = diff.diff_runs(old_run, new_run, args.host)
-        if args.format in ("table", "markdown"):
-            print(f"old = {old_run.run_id}, new = {new_run.run_id}")
+        head.append(Lines([], title=f"old = {old_run.run_id}, new = {new_run.run_id}"))
         if old_run.run_id == new_run.run_id:  # `diff latest latest`: every delta is 0 by construction
-            print(f"note: both sides are run {old_run.run_id}: it is compared with itself, so nothing can change; "
-                  "give two different runs (`sslbench report --all` lists them)",
-                  file=sys.stdout if args.format in ("table", "markdown") else sys.stderr)
-        if args.format in ("table", "markdown"):
-            for line in diff.version_lines(old_run, new_run, args.host):  # what openssl speed times follows them
-                print(line)
-            print()
+            head.append(Aside(f"note: both sides are run {old_run.run_id}: it is compared with itself, so nothing can "
+                              "change; give two different runs (`sslbench report --all` lists them)", run_on=True))
+        # what openssl speed times follows the versions
+        head.append(Lines([], title="\n".join(diff.version_lines(old_run, new_run, args.host)), run_on=True))
     cases = verdict.diff_cases(rows, pct)
-    if junit:
-        xml = verdict.junit_xml(cases, "sslbench diff", pct)
-        if not args.output:
-            print(xml, end="")
-            return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0
-        options.write_junit(args.output, xml)
-    print(diff_table.render(rows, args.format))
-    if args.format in ("table", "markdown"):
-        said = _said(args.format)
-        for note in diff_table.notes(rows):
-            print(f"note: {said(note)}")
-        changes = diff.line_rate_changes(rows, links)
-        if changes:
-            print("\nline rate changes (VPN/TLS crypto, see `sslbench report`):")
-            print("\n".join(f"- {said(line)}" for line in changes))
-    if pct is None:
-        return 0
-    if args.format in ("table", "markdown"):
-        print(f"\n{verdict.summary(cases, pct)}")
-    return verdict.EXIT_REGRESSION if verdict.failures(cases) else 0
-
-
-def _said(fmt: str) -> Callable[[str], str]:
-    """A line of host text as the format shows it: Markdown escaped there (textsafe), else as it is (the CLI's
-    stream shows any control character)."""
-    return textsafe.markdown if fmt == "markdown" else str
+    doc = diff_table.document(rows)
+    doc.blocks[:0] = head
+    doc.suite = Suite("sslbench diff", cases, pct)
+    doc.blocks.append(Lines(diff_table.notes(rows), prefix="note: ", run_on=True))
+    changes = diff.line_rate_changes(rows, links)
+    if changes:
+        doc.blocks.append(Lines(changes, prefix="- ", title="line rate changes (VPN/TLS crypto, see `sslbench report`):"))
+    if pct is not None:
+        doc.blocks.append(Lines([], title=verdict.summary(cases, pct)))
+    options.print_output(doc, args.format, args.output)
+    return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0
 
 
 def _runs_said(run_ids: list[str]) -> str:

@@ -3,7 +3,6 @@ and the last (date and run id); `--runs` lists every run."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,8 @@ from orchestrator import store, terminal
 from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import diff
 from orchestrator.errors import UserError
-from orchestrator.render import tables
+from orchestrator.render import formats
+from orchestrator.render.model import Document, Table
 from orchestrator.units import fmt_date, fmt_time
 
 EPILOG = """\
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--runs", action="store_true", help="every run of the host, oldest first, with its firmware")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
-    parser.add_argument("--format", choices=tables.FORMATS, default="table",
+    parser.add_argument("--format", choices=formats.TABLE_FORMATS, default=formats.TEXT,
                         help="output format (default: table); json lists every run id of each firmware")
     add_width_option(parser)
     parser.set_defaults(func=main)
@@ -48,19 +48,15 @@ def main(args: argparse.Namespace) -> int:
     if args.runs:
         runs = sorted(((run, entry.label) for entry in history for run, _ in entry.results),
                       key=lambda item: (item[0].created, store.run_order(item[0].run_id)))  # as firmware_history
-        if args.format == "json":
-            print(json.dumps([dict(zip(RUNS, (run.run_id, run.created, label))) for run, label in runs], indent=2))
-        else:
-            listed = [[run.run_id, fmt_time(run.created), label] for run, label in runs]
-            print(tables.render(RUNS, listed, args.format, width))
-        return 0
-    if args.format == "json":  # every run id, under the keys of before ("runs": the ids) and the summary's
-        records: list[dict[str, Any]] = [
+        listed = [[run.run_id, fmt_time(run.created), label] for run, label in runs]
+        doc = Document([Table(RUNS, listed)],
+                       data=[dict(zip(RUNS, (run.run_id, run.created, label))) for run, label in runs])
+    else:
+        rows: list[list[Any]] = [[e.label, len(e.run_ids), fmt_date(e.first), e.run_ids[0], fmt_date(e.last),
+                                  e.run_ids[-1]] for e in history]
+        # as data every run id, under the keys of before ("runs": the ids) and the summary's
+        doc = Document([Table(SUMMARY, rows, SUMMARY_DROP)], data=[
             {"firmware": e.label, "first": e.first, "last": e.last, "first_run": e.run_ids[0],
-             "last_run": e.run_ids[-1], "run_count": len(e.run_ids), "runs": e.run_ids} for e in history]
-        print(json.dumps(records, indent=2))
-        return 0
-    rows: list[list[Any]] = [[e.label, len(e.run_ids), fmt_date(e.first), e.run_ids[0], fmt_date(e.last),
-                              e.run_ids[-1]] for e in history]
-    print(tables.render(SUMMARY, rows, args.format, width, SUMMARY_DROP))
+             "last_run": e.run_ids[-1], "run_count": len(e.run_ids), "runs": e.run_ids} for e in history])
+    print(formats.write(doc, args.format, width))
     return 0

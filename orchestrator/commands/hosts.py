@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from orchestrator import terminal, units
 from orchestrator.analysis import identity
 from orchestrator.commands.options import add_common_options, add_matrix_options, add_width_option, run_config
 from orchestrator.model import HOST_OK, OpenSSLBuild, Run
-from orchestrator.render import tables
+from orchestrator.render import formats
+from orchestrator.render.model import Document, Table
 from orchestrator.run import engine, fleet
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.progress import ProgressView
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_matrix_options(p)
     p.add_argument("--no-provision", action="store_true", help="plan as `run --no-provision` would")
     p.add_argument("--upgrade-openssl", action="store_true", help="plan as `run --upgrade-openssl` would")
-    p.add_argument("--format", choices=tables.FORMATS, default="table",
+    p.add_argument("--format", choices=formats.TABLE_FORMATS, default=formats.TEXT,
                    help="output format (default: table); json gives numbers as numbers and null where unknown")
     add_width_option(p)
     p.set_defaults(func=hosts_command)
@@ -55,9 +56,7 @@ def hosts_command(args: argparse.Namespace) -> int:
 
 def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]],
                  fmt: str, width: int | None = None) -> tuple[str, list[str]]:
-    """The table of what each host is and would run, and the notes for stderr (`host: note`)."""
-    if fmt == "json":
-        return hosts_json(hosts, plans), notes_of(hosts, plans)
+    """The table of what each host is and would run (as data: hosts_json), and the notes for stderr (`host: note`)."""
     rows = []
     for name, state in hosts.items():
         plan = plans[name][1] if name in plans else None
@@ -72,7 +71,8 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
             units.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
-    return tables.render(HEADERS, rows, fmt, width, DROP), notes_of(hosts, plans)
+    doc = Document([Table(HEADERS, rows, DROP)], data=hosts_json(hosts, plans))
+    return formats.write(doc, fmt, width), notes_of(hosts, plans)
 
 
 def _openssl_said(build: OpenSSLBuild) -> str:
@@ -90,7 +90,8 @@ def notes_of(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.Hos
     return notes
 
 
-def hosts_json(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]]) -> str:
+def hosts_json(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.HostState, HostPlan]]
+               ) -> list[dict[str, Any]]:
     """The same facts as the table, as data for scripts: numbers as numbers (the ETA in seconds), null where a
     fact is unknown or there is no plan (a host that failed), lists as lists; each host's notes with it."""
     records = []
@@ -112,4 +113,4 @@ def hosts_json(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.H
             "pinned": [{"cpu": cpu, "cluster": label} for cpu, label in state.pins],
             "notes": list(plan.notes) if plan else [],
         })
-    return json.dumps(records, indent=2)
+    return records

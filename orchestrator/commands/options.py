@@ -13,6 +13,8 @@ from typing import Callable
 from orchestrator import store, textsafe
 from orchestrator.analysis import verdict
 from orchestrator.errors import UserError
+from orchestrator.render import formats
+from orchestrator.render.model import Document
 from orchestrator.run import budget, matrix, workers
 from orchestrator.run.ansible_options import AnsibleOptions
 from orchestrator.run.config import DEFAULT_IDLE_WAIT, PlanOptions, RunConfig
@@ -139,8 +141,8 @@ def ansible_options(args: argparse.Namespace, ask: Callable[[str], str] = getpas
     return typed.with_passwords([name for name in AnsibleOptions.PROMPTS if getattr(args, name, False)], ask)
 
 
-def add_ci_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
-    p.add_argument("--format", choices=formats + ("junit",), default="table",
+def add_ci_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=formats.CI_FORMATS, default=formats.TEXT,
                    help="output format (default: table); junit: a test case per cell for CI")
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="with --format junit: write the XML here and print the table")
@@ -155,16 +157,23 @@ def regression_limit(args: argparse.Namespace) -> float | None:
     pct: float | None = args.fail_on_regression
     if pct is not None and pct < 0:
         raise UserError("--fail-on-regression takes a percentage >= 0, like 5")
-    if args.output and args.format != "junit":
+    if args.output and not formats.get(args.format).ci:
         raise UserError("-o writes the JUnit XML: use it with --format junit")
     return pct
 
 
-def write_junit(path: Path, xml: str) -> None:
-    try:
-        path.write_text(textsafe.terminal(xml), encoding="utf-8")  # a host's control character: shown, not sent
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+def print_output(doc: Document, fmt: str, output: Path | None) -> None:
+    """The document on stdout in its format, the lines a data format leaves out on stderr; with -o FILE (a CI
+    format) the format to the file and the reader's text on stdout."""
+    if output is not None:
+        try:  # a host's control character: shown, not sent
+            output.write_text(textsafe.terminal(formats.write(doc, fmt)) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
+        fmt = formats.TEXT
+    for line in formats.asides(doc, fmt):
+        print(line, file=sys.stderr)
+    print(formats.write(doc, fmt))
 
 
 def add_width_option(parser: argparse.ArgumentParser) -> None:

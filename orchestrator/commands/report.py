@@ -13,12 +13,8 @@ from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import insights
 from orchestrator.errors import UserError
 from orchestrator.model import Run
-from orchestrator.render import dashboards, report, tables
+from orchestrator.render import formats, report, tables
 from orchestrator.units import fmt_time
-
-PAGE_FORMATS = ("html",)  # written by orchestrator/render/report.py to -o FILE
-# orchestrator/render/dashboards.py: for Prometheus and InfluxDB (docs/dashboards.md)
-DASHBOARD_FORMATS = ("openmetrics", "influx")
 
 EPILOG = "views (--view NAME): the sections of the HTML report as terminal tables, without its plots\n" + "\n".join(
     f"  {name:<13}{about}" for name, (_, about) in report.VIEWS.items()) + """
@@ -38,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                               description="Render stored runs (results/<run-id>/) as a table again.", epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="run directories or run ids (default: latest)")
-    p.add_argument("--format", choices=tables.FORMATS + PAGE_FORMATS + DASHBOARD_FORMATS, default="table",
+    p.add_argument("--format", choices=formats.REPORT_FORMATS, default=formats.TEXT,
                    help="table|markdown|csv|json print tables; html (and markdown with -o) write a report with plots; "
                         "openmetrics (Prometheus, node_exporter's textfile collector) and influx (line protocol) "
                         "give every figure with its labels for dashboards")
@@ -65,20 +61,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def report_command(args: argparse.Namespace) -> int:
-    if args.format == "html" and not args.output:
-        raise UserError("--format html writes a page: give -o FILE (e.g. -o report.html)")
-    if args.output and args.format not in ("html", "markdown", *DASHBOARD_FORMATS):
+    fmt = formats.get(args.format)  # what the format is for; render/formats.py knows which is which
+    if fmt.page_only and not args.output:
+        raise UserError(f"--format {args.format} writes a page: give -o FILE (e.g. -o report.html)")
+    if args.output and not (fmt.page or fmt.figures):
         raise UserError("-o writes a report page or figures for dashboards: use it with --format html, markdown, "
                         "openmetrics or influx")
-    if args.timestamps and args.format != "openmetrics":
+    if args.timestamps and not fmt.timestamps:
         raise UserError("--timestamps is for --format openmetrics (line protocol always has the run's time)")
-    if args.view and (args.output or args.format != "table"):
+    if args.view and (args.output or not fmt.terminal):
         raise UserError("--view prints terminal tables: leave out --format and -o (the page with -o has every view)")
     if args.all and args.runs:
         raise UserError("--all takes the latest run of each host from the store: give no RUN_DIR")
     links = insights.parse_links(args.link)
     # Where a line about what is shown goes: with the tables, unless they are data for a program or a page is written.
-    said = sys.stdout if args.format in ("table", "markdown") and not args.output else sys.stderr
+    said = sys.stdout if fmt.reading and not args.output else sys.stderr
     every_host = args.all or (args.host and not args.runs)
     if every_host:
         runs = store.latest_of_each_host(store.load_all(args.results), args.host or ())
@@ -94,24 +91,22 @@ def report_command(args: argparse.Namespace) -> int:
         known, notes = reference.known_run(args.results)
         notes = notes + reference.summary_note(known)
         runs.append(known)
-    if args.format in DASHBOARD_FORMATS:
-        text = (dashboards.openmetrics(runs, timestamps=args.timestamps) if args.format == "openmetrics"
-                else dashboards.influx(runs))
+    if fmt.figures:  # orchestrator/render/dashboards.py: for Prometheus and InfluxDB (docs/dashboards.md)
+        text = fmt.figures(runs, args.timestamps)
         if args.output:
             _replace(args.output, text)
         else:
             sys.stdout.write(text)
         return 0
     if args.output:  # orchestrator/render/report.py: the page with the user's answers, tables and plots
-        render = report.render_html if args.format == "html" else report.render_markdown
-        print(render(runs, args.output, links=links))
+        print(report.render_page(runs, args.format, args.output, links=links))
         return 0
     width = terminal.output_width(args.width)
     if args.view:
         print(report.render_text(runs, args.view, links, width))
     else:
         print(tables.render_runs(runs, args.format, width, legend=True if every_host else None))
-    for note in notes if args.format in ("table", "markdown") else ():
+    for note in notes if fmt.reading else ():
         print(f"note: {note}")
     return 0
 

@@ -11,6 +11,7 @@ from orchestrator.analysis import trend, verdict
 from orchestrator.commands import options
 from orchestrator.errors import UserError
 from orchestrator.render import trend_table
+from orchestrator.render.model import Lines, Suite
 
 EPILOG = f"""\
 examples:
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--api", default="", metavar="evp|legacy|none,...", help="only these APIs")
     parser.add_argument("--threads", default="", metavar="N,...", help="only these thread counts")
     parser.add_argument("--size", default="", metavar="BYTES,...", help="only these block sizes")
-    options.add_ci_options(parser, trend_table.FORMATS)
+    options.add_ci_options(parser)
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     parser.set_defaults(func=main)
@@ -61,18 +62,9 @@ def main(args: argparse.Namespace) -> int:
     with gcpause.paused():  # months of runs are 10^5 measurements that make no cycles
         result = trend.trend(store.load_all(args.results), args.host, keep)
     cases = verdict.trend_cases(result, pct)
-    if args.format == "junit":
-        xml = verdict.junit_xml(cases, f"sslbench trend {args.host}", pct)
-        if args.output:
-            options.write_junit(args.output, xml)
-            print(trend_table.render(result, "table"))
-        else:
-            print(xml, end="")
-    else:
-        print(trend_table.render(result, args.format))
-    if pct is None:
-        return 0
-    if args.format in ("table", "markdown") or args.output:
-        print(f"\n{verdict.summary(cases, pct)}")
-    return verdict.EXIT_REGRESSION if verdict.failures(cases) else 0
-
+    doc = trend_table.document(result)
+    doc.suite = Suite(f"sslbench trend {args.host}", cases, pct)
+    if pct is not None:
+        doc.blocks.append(Lines([], title=verdict.summary(cases, pct)))
+    options.print_output(doc, args.format, args.output)
+    return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0

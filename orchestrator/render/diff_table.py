@@ -2,12 +2,12 @@
 notes under it; CSV and JSON keep the raw numbers."""
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 from orchestrator import stats
 from orchestrator.analysis.diff import DiffRow
-from orchestrator.render import tables
+from orchestrator.render import formats
+from orchestrator.render.model import Document, Later, Table
 from orchestrator.units import count, fmt_value
 
 HEADERS = ["host", "algorithm", "api", "threads", "block", "old", "new", "delta", "p", "flags"]
@@ -77,14 +77,16 @@ def method_notes(rows: Sequence[DiffRow]) -> list[str]:
     return out
 
 
+def document(rows: Sequence[DiffRow]) -> Document:
+    """The benchstat-like table (`~` when not significant) for a reader; every row's raw numbers as data (JSON, one
+    record a line) and as CSV."""
+    records = Later(lambda: [row.to_record() for row in rows])
+    headers = list(rows[0].to_record()) if rows else list(DiffRow.__dataclass_fields__)
+    values = Later(lambda: [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()]
+                            for r in records])
+    return Document([Table(HEADERS, Later(lambda: table_rows(rows)))], data=records, data_lines=True,
+                    flat=Table(headers, values))
+
+
 def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:
-    """Text/Markdown tables like benchstat (`~` when not significant); CSV and JSON keep the raw numbers."""
-    if fmt == "json":
-        # One record per line: readable, and json's C encoder (indent= would force the slow pure-Python one).
-        return "[\n" + ",\n".join(json.dumps(row.to_record()) for row in rows) + "\n]" if rows else "[]"
-    if fmt == "csv":
-        records = [row.to_record() for row in rows]
-        headers = list(records[0]) if records else list(DiffRow.__dataclass_fields__)
-        values = [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()] for r in records]
-        return tables.render(headers, values, "csv")
-    return tables.render(HEADERS, table_rows(rows), fmt)  # table, markdown, or its error for an unknown format
+    return formats.write(document(rows), fmt)

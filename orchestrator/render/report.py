@@ -1,15 +1,13 @@
 """HTML and Markdown reports: the user's questions answered first, then comparison tables and plots.
 
-One content model (a list of blocks: headings, notes, tables, figures) is built once from the runs and written
-either as one self-contained HTML page (inline CSS, PNGs as base64 data URIs), as Markdown with the PNGs
-next to it, or, for a view (some of its sections), as terminal tables without the plots. Plots are drawn with matplotlib's Agg backend (no display needed).
+One document (render/model.py: headings, notes, tables, figures) is built once from the runs and written by a
+format of render/formats.py: one self-contained HTML page (PNGs as base64 data URIs), Markdown with the PNGs next
+to it, or, for a view (some of its sections), terminal tables without the plots. Plots are drawn with
+matplotlib's Agg backend (no display needed).
 """
 from __future__ import annotations
 
-import base64
-import html
 import io
-import textwrap
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +19,8 @@ from orchestrator.analysis.cells import Cell, Key, best_core, host_cells, median
 from orchestrator.errors import UserError
 from orchestrator.evidence.validity import busy_below
 from orchestrator.model import LINE_BLOCKS, REFERENCE, HostResult, Run
-from orchestrator.render import diff_table, tables
+from orchestrator.render import diff_table, formats, tables
+from orchestrator.render.model import Block, Document, Figure, Heading, Note, Table
 from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, fmt_value, mbits, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
@@ -29,34 +28,6 @@ MAX_DIFF_BARS = 40  # the largest changes only
 MAX_BAR_HOSTS = 40  # per-algorithm bar charts: the fastest hosts only
 MAX_HOST_COLUMNS = 8  # beyond this many hosts the measurement table lists one host per row
 BAR_BLOCK_PREFERENCE = (16384, 8192)  # bar charts compare hosts at the largest usual block
-
-
-@dataclass
-class Heading:
-    text: str
-    level: int = 2
-
-
-@dataclass
-class Note:
-    text: str
-
-
-@dataclass
-class Table:
-    headers: list[str]
-    rows: list[list[Any]]
-    drop: list[str] = field(default_factory=list)  # the columns a terminal too narrow loses first (tables.render)
-
-
-@dataclass
-class Figure:
-    slug: str
-    title: str
-    png: bytes
-
-
-Block = Heading | Note | Table | Figure
 
 
 @dataclass
@@ -114,13 +85,12 @@ def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS,
     series = series_of(runs)
     blocks: list[Block] = [Heading("sslbench report", 1)]
     if "runs" in wanted:
-        headers, rows = tables.runs_table(runs)
-        blocks.append(Table(headers, rows, list(tables.RUNS_TABLE_DROP)))
+        blocks.append(Table(*tables.runs_table(runs), tables.RUNS_TABLE_DROP))
     failed = tables.failed_hosts(runs)
     if failed and "failed" in wanted:
         blocks.append(Heading("Hosts that failed"))
         blocks.append(Table(["host", "run", "status", "reason"],
-                            [[r["host"], r["run_id"], r["status"], r["reason"]] for r in failed]))
+                            [[f.host, f.run_id, f.status, f.reason] for f in failed]))
     if not series:
         blocks.append(Note("No host has any measurement."))
         return blocks
@@ -443,82 +413,35 @@ def _plot_diff(rows: list[diff.DiffRow]) -> bytes:
 
 # ---- writers ---------------------------------------------------------------------------------------------
 
-CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; padding: 0 1em; }
-h1 { border-bottom: 2px solid #446; } h2 { margin-top: 2em; color: #334; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-th { background: #eef; } tr:nth-child(even) td { background: #fafafa; }
-figure { margin: 1em 0; } figcaption { font-size: 0.9em; color: #555; } img { max-width: 100%; }
-p.note { color: #555; font-size: 0.9em; }
-"""
-
-
 def render_text(runs: Sequence[Run], view: str = "answers", links: Sequence[int] = insights.DEFAULT_LINKS,
                 width: int | None = None) -> str:
     """A view (VIEWS) of the report for a terminal: the blocks of the page's sections, tables and notes as text,
-    no plots. width: fit every table and note to it (tables.render); None never cuts."""
+    no plots. width: fit every table and note to it; None never cuts."""
     if view not in VIEWS:
         raise UserError(f"unknown view '{view}'; choose one of: {', '.join(VIEWS)}")
-    parts = []
-    for block in build(runs, links, (*ALWAYS, *VIEWS[view][0])):
-        if isinstance(block, Heading) and block.level > 1:  # the page's title says nothing a terminal needs
-            text = textsafe.cell(block.text)
-            lines = textwrap.wrap(text, width) if width else [text]
-            parts.append("\n".join(lines + ["=" * max(map(textsafe.width, lines))]))
-        elif isinstance(block, Note):
-            text = textsafe.cell(block.text)
-            parts.append(textwrap.fill(text, width) if width else text)
-        elif isinstance(block, Table):
-            parts.append(tables.render(block.headers, block.rows, "table", width, block.drop))
-    return "\n\n".join(parts)
+    return formats.write(Document(build(runs, links, (*ALWAYS, *VIEWS[view][0]))), formats.TEXT, width)
+
+
+def render_page(runs: Sequence[Run], fmt: str, out_path: Path | str,
+                links: Sequence[int] = insights.DEFAULT_LINKS) -> Path:
+    """The whole report as a page of a format that writes one (formats.Format.page): an HTML page is
+    self-contained (every plot a base64 PNG data URI), a Markdown page has its plots as <stem>-<name>.png beside it."""
+    out_path = Path(out_path)
+    text, files = formats.page(Document(build(runs, links)), fmt, out_path.stem)
+    for name, data in files.items():
+        _write_bytes(out_path.parent / name, data)
+    # no control character reaches a file someone may `cat` (textsafe; the writers escaped what their format renders)
+    _write_bytes(out_path, textsafe.terminal(text).encode("utf-8"))
+    return out_path
 
 
 def render_html(runs: Sequence[Run], out_path: Path | str, links: Sequence[int] = insights.DEFAULT_LINKS) -> Path:
-    """One self-contained page: inline CSS, every plot a base64 PNG data URI."""
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<title>sslbench report</title>", f"<style>{CSS}</style></head><body>"]
-    for block in build(runs, links):
-        if isinstance(block, Heading):
-            parts.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
-        elif isinstance(block, Note):
-            parts.append(f'<p class="note">{html.escape(block.text)}</p>')
-        elif isinstance(block, Table):
-            head = "".join(f"<th>{html.escape(str(h))}</th>" for h in block.headers)
-            body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
-                           for row in block.rows)
-            parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-        elif isinstance(block, Figure):
-            data = base64.b64encode(block.png).decode("ascii")
-            parts.append(f'<figure><img alt="{html.escape(block.title)}" src="data:image/png;base64,{data}">'
-                         f"<figcaption>{html.escape(block.title)}</figcaption></figure>")
-    parts.append("</body></html>")
-    return _write(Path(out_path), "\n".join(parts))
+    return render_page(runs, "html", out_path, links)
 
 
 def render_markdown(runs: Sequence[Run], out_path: Path | str,
                     links: Sequence[int] = insights.DEFAULT_LINKS) -> Path:
-    """Markdown with GitHub tables; plots are written as <stem>-<name>.png next to the file and linked."""
-    out_path = Path(out_path)
-    parts = []
-    for block in build(runs, links):
-        if isinstance(block, Heading):
-            parts.append("#" * block.level + " " + textsafe.markdown(block.text))
-        elif isinstance(block, Note):
-            parts.append(f"_{textsafe.markdown(block.text)}_")
-        elif isinstance(block, Table):  # tables.render escapes every cell (textsafe.markdown)
-            parts.append(tables.render(block.headers, block.rows, "markdown"))
-        elif isinstance(block, Figure):
-            name = f"{out_path.stem}-{block.slug}.png"
-            _write_bytes(out_path.parent / name, block.png)
-            parts.append(f"![{textsafe.markdown(block.title)}]({name})")
-    return _write(out_path, "\n\n".join(parts) + "\n")
-
-
-def _write(path: Path, text: str) -> Path:
-    # no control character reaches a file someone may `cat` (textsafe; the writers escaped what their format renders)
-    _write_bytes(path, textsafe.terminal(text).encode("utf-8"))
-    return path
+    return render_page(runs, "markdown", out_path, links)
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

@@ -26,6 +26,7 @@ from orchestrator.analysis.cells import Key, best_core, host_cells, label, media
 from orchestrator.errors import UserError
 from orchestrator.model import Run
 from orchestrator.render import trend_table
+from orchestrator.render import html as web
 from orchestrator.units import count, fmt_delta, fmt_rate, mbytes
 
 HEADLINE = (  # the cells the index shows a sparkline of, where a host has them
@@ -38,24 +39,6 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17
 DRIFT_COLOR = "#d62728"  # runs outside their firmware's history: crosses
 FLAGGED_COLOR = "#aaaaaa"  # runs with validity flags (busy, throttled ...): grey dots
 SPARK_WIDTH, SPARK_HEIGHT = 100, 28
-
-CSS = """
-body { font-family: system-ui, sans-serif; margin: 1em auto; max-width: 96em; padding: 0 1em; color: #222; }
-nav { margin-bottom: 1em; line-height: 1.8; } nav a { margin-right: 1em; }
-h1 { border-bottom: 2px solid #446; font-size: 1.5em; overflow-wrap: anywhere; } h2 { color: #334; font-size: 1.2em; }
-.scroll { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.82em; }
-th, td { border: 1px solid #ccc; padding: 0.15em 0.4em; text-align: left; vertical-align: middle; white-space: nowrap; }
-th { white-space: normal; min-width: 3em; } table.wrap td { white-space: normal; } td a { white-space: nowrap; }
-th { background: #eef; } tr.reference td { background: #f3f3f3; color: #555; font-style: italic; }
-td.step { font-weight: bold; } td.down { color: #b00; } td.up { color: #070; }
-ul { padding-left: 1.2em; } li { overflow-wrap: anywhere; }
-.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 34em), 1fr)); gap: 1em; }
-figure { margin: 0; } figcaption { font-size: 0.85em; color: #555; overflow-wrap: anywhere; }
-img { max-width: 100%; height: auto; } .swatch { display: inline-block; width: 0.9em; height: 0.9em;
-  margin-right: 0.3em; vertical-align: middle; } p.note { color: #555; font-size: 0.9em; overflow-wrap: anywhere; }
-"""
-
 
 @dataclass
 class HostPage:
@@ -144,29 +127,10 @@ def page_name(kind: str, name: str) -> str:
 
 # ---- pages -------------------------------------------------------------------------------------------------
 
-def _page(title: str, nav: str, body: list[str]) -> str:
-    return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                      '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                      f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
-                      f"<nav>{nav}</nav>", f"<h1>{html.escape(title)}</h1>", *body, "</body></html>"])
-
-
 def _nav(algorithms: Sequence[str]) -> str:
     links = ['<a href="index.html">all hosts</a>']
     links += [f'<a href="{page_name("compare", a)}">{html.escape(a)}</a>' for a in algorithms]
     return " ".join(links)
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = (), wrap: bool = False
-           ) -> str:
-    """Cells are HTML already; a row's class from `classes`; `wrap`: long text may take several lines."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = []
-    for i, row in enumerate(rows):
-        css = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
-        body.append(f"<tr{css}>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
-    table = '<table class="wrap">' if wrap else "<table>"
-    return f'<div class="scroll">{table}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _without_empty_columns(headers: list[str], rows: list[list[Any]]) -> tuple[list[str], list[list[Any]]]:
@@ -189,43 +153,14 @@ def _host_page(host: str) -> HostPage:
             f'{", " + html.escape(cpu.arch) if cpu.arch else ""}; {count(result.runs, "run")}, the latest '
             f"{html.escape(latest_run.created)} ({html.escape(latest_run.run_id)}).</p>",
             "<h2>Firmware versions</h2>", f"<ul>{legend}</ul>", "<h2>Cells</h2>",
-            _table(headers, [[html.escape(str(v)) for v in row] for row in rows]),
+            web.table(headers, [[html.escape(str(v)) for v in row] for row in rows]),
             f'<p class="note">Medians per firmware; a step is named when Mann-Whitney U gives p &lt; 0.05 and the '
             f"medians differ by at least {trend.STEP_MIN_PCT:g}% (~ otherwise). Runs outside their firmware's "
             f"history (median robust z beyond ±{trend.Z_THRESHOLD:g}) and runs with validity flags are left out of "
             "the medians and steps.</p>"]
-    named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0))  # type: ignore[union-attr]
-    body.append("<h2>Steps</h2>")
-    body.append("<ul>" + "".join(f"<li>{html.escape(trend.step_sentence(result, c, c.largest))}</li>"
-                                 for c in named if c.largest) + "</ul>" if named else "<p>No step.</p>")
-    changed = trend_table.method_changes(result)  # another ruler between two firmware versions: never a step
-    if changed:
-        body.append("<h2>Measuring method changed</h2><p class=\"note\">Not a regression or an improvement: "
-                    "<code>openssl speed</code> timed these cells differently on each side.</p>")
-        body.append("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in changed) + "</ul>")
-    body.append("<h2>Runs outside their firmware's history</h2>")
-    body.append("<ul>" + "".join(f"<li>{html.escape(trend.drift_sentence(result, d))}</li>"
-                                 for d in result.drifts) + "</ul>" if result.drifts else "<p>None.</p>")
-    body.append("<h2>Plots</h2>")
-    figures = []
-    img_dir = _OUT / "img" / _FILES[host]
-    img_dir.mkdir(parents=True, exist_ok=True)
-    if not extras.have_plots():
-        body.append(f'<p class="note">{html.escape(extras.PLOTS_HINT)}</p>')
-    plotted = result.cells[:MAX_CELL_PLOTS] if extras.have_plots() else []
-    files = textsafe.file_names(label(cell.key) for cell in plotted)
-    for cell in plotted:
-        name = f"{files[label(cell.key)]}.png"
-        _plot_cell(result, cell, colors, img_dir / name)
-        src = f"img/{_FILES[host]}/{name}"
-        figures.append(f'<figure><img src="{html.escape(src)}" width="640" height="240" '
-                       f'alt="{html.escape(label(cell.key))} over time"><figcaption>{html.escape(label(cell.key))}'
-                       "</figcaption></figure>")
-    body.append(f'<div class="plots">{"".join(figures)}</div>')
-    if len(result.cells) > MAX_CELL_PLOTS and extras.have_plots():
-        body.append(f'<p class="note">Plots of the first {MAX_CELL_PLOTS} of {len(result.cells)} cells.</p>')
+    body += _findings(result) + _cell_plots(result, host, colors)
     algorithms = sorted({c.key.algorithm for c in result.cells})
-    page = _page(f"{host}: trend", _nav(algorithms), body)
+    page = web.page(f"{host}: trend", body, _nav(algorithms))
     (_OUT / file).write_text(textsafe.terminal(page), encoding="utf-8")
     latest = {c.key: g.median for c in result.cells for g in [c.groups[-1]] if g is not None and g.median is not None}
     units = {c.key: c.unit for c in result.cells}
@@ -236,6 +171,43 @@ def _host_page(host: str) -> HostPage:
            html.escape(latest_run.created[:16].replace("T", " ")), str(result.runs),
            str(sum(1 for c in result.cells if c.largest)), str(len(result.drifts)), *sparks]
     return HostPage(host, file, page, row, best_core(latest), units)
+
+
+def _findings(result: trend.Trend) -> list[str]:
+    """A host page's steps, method changes and drifts, each a list of sentences."""
+    named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0))  # type: ignore[union-attr]
+    body = ["<h2>Steps</h2>", web.items([trend.step_sentence(result, c, c.largest) for c in named if c.largest])
+            if named else "<p>No step.</p>"]
+    changed = trend_table.method_changes(result)  # another ruler between two firmware versions: never a step
+    if changed:
+        body.append("<h2>Measuring method changed</h2><p class=\"note\">Not a regression or an improvement: "
+                    "<code>openssl speed</code> timed these cells differently on each side.</p>")
+        body.append(web.items(changed))
+    body.append("<h2>Runs outside their firmware's history</h2>")
+    body.append(web.items([trend.drift_sentence(result, d) for d in result.drifts]) if result.drifts
+                else "<p>None.</p>")
+    return body
+
+
+def _cell_plots(result: trend.Trend, host: str, colors: dict[str, str]) -> list[str]:
+    """A host page's plots: one per cell over time (the first MAX_CELL_PLOTS), PNGs in img/<host>/."""
+    body = ["<h2>Plots</h2>"]
+    figures = []
+    img_dir = _OUT / "img" / _FILES[host]
+    img_dir.mkdir(parents=True, exist_ok=True)
+    if not extras.have_plots():
+        body.append(web.note(extras.PLOTS_HINT))
+    plotted = result.cells[:MAX_CELL_PLOTS] if extras.have_plots() else []
+    files = textsafe.file_names(label(cell.key) for cell in plotted)
+    for cell in plotted:
+        name = f"{files[label(cell.key)]}.png"
+        _plot_cell(result, cell, colors, img_dir / name)
+        figures.append(web.figure(f"img/{_FILES[host]}/{name}", f"{label(cell.key)} over time", 640, 240,
+                                  caption=label(cell.key)))
+    body.append(f'<div class="plots">{"".join(figures)}</div>')
+    if len(result.cells) > MAX_CELL_PLOTS and extras.have_plots():
+        body.append(web.note(f"Plots of the first {MAX_CELL_PLOTS} of {len(result.cells)} cells."))
+    return body
 
 
 def _series(result: trend.Trend, key: Key) -> list[tuple[int, float, str, bool, bool]]:
@@ -277,11 +249,11 @@ def _index(pages: Sequence[HostPage], algorithms: Sequence[str], runs: Sequence[
     latest = max(runs, key=lambda r: (r.created, store.run_order(r.run_id)))
     body = [f"<p>{count(len(pages), 'host')}, {count(len(runs), 'run')}, the latest {html.escape(latest.created)}. "
             "Sparklines: the cell's median per run, coloured by firmware.</p>",
-            _table(headers, [page.row for page in pages], wrap=True),
+            web.table(headers, [page.row for page in pages], wrap=True),
             "<h2>Compare across hosts and known boards</h2>",
             "<ul>" + "".join(f'<li><a href="{page_name("compare", a)}">{html.escape(a)}</a></li>'
                              for a in algorithms) + "</ul>"]
-    return _page("sslbench: every host", _nav(algorithms), body)
+    return web.page("sslbench: every host", body, _nav(algorithms))
 
 
 # ---- comparisons -------------------------------------------------------------------------------------------
@@ -323,7 +295,7 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
             classes.append("reference" if is_reference else "")
         columns = [k.operation or f"{k.block_size} B" for k in group]
         body.append(f"<h2>{html.escape(' '.join(p for p in (algorithm, api or '', f't{threads}') if p))}</h2>")
-        body.append(_table(["host", *columns], rows, classes))
+        body.append(web.table(["host", *columns], rows, classes))
     chart = _chart_key(keys)
     if chart is not None and not extras.have_plots():
         body.append(f'<p class="note">{html.escape(extras.PLOTS_HINT)}</p>')
@@ -339,7 +311,7 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
                     + "</figcaption></figure>")
     body += _known_sources(algorithm, {name for name, values in references.items()
                                        if any(k.algorithm == algorithm for k in values)}, entries)
-    return _write(out / page_name("compare", algorithm), _page(f"{algorithm} across hosts", _nav(algorithms), body))
+    return _write(out / page_name("compare", algorithm), web.page(f"{algorithm} across hosts", body, _nav(algorithms)))
 
 
 def _known_sources(algorithm: str, shown: set[str], entries: dict[str, dict[str, Any]]) -> list[str]:
@@ -364,7 +336,7 @@ def _known_sources(algorithm: str, shown: set[str], entries: dict[str, dict[str,
         body.append("<h2>Published without block size or threads (reference: summary figures)</h2>")
         body.append("<p>Figures a source published without saying which block size or how many threads they are: "
                     "shown as published, in no column above.</p>")
-        body.append(_table(["known board", "published as", "value as published", "threads", "block", "read as"],
+        body.append(web.table(["known board", "published as", "value as published", "threads", "block", "read as"],
                            [[html.escape(_reference_name(name, entry)), html.escape(str(f.get("label", ""))),
                              html.escape(str(f.get("value", ""))), html.escape(str(f.get("threads", ""))),
                              html.escape(str(f.get("block", ""))), html.escape(value)]
@@ -379,7 +351,7 @@ def _known_sources(algorithm: str, shown: set[str], entries: dict[str, dict[str,
                      html.escape(kind), html.escape(reference.not_told(entry) if entry else ""),
                      html.escape(str(entry.get("accuracy", ""))), link])
     body.append("<h2>Known boards on this page: sources</h2>")
-    body.append(_table(["known board", "CPU", "entry", "cannot tell", "the source on accuracy", "source"], rows,
+    body.append(web.table(["known board", "CPU", "entry", "cannot tell", "the source on accuracy", "source"], rows,
                        ["reference"] * len(rows), wrap=True))
     return body
 

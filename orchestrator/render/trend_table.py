@@ -2,17 +2,17 @@
 method changes and drifts under it; CSV and JSON keep the raw numbers."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from orchestrator import stats, textsafe
+from orchestrator import stats
 from orchestrator.analysis.cells import label
 from orchestrator.analysis.trend import (MIN_HISTORY, STEP_MIN_PCT, Z_THRESHOLD, CellTrend, Step, Trend, drift_sentence, legend,
                                          step_sentence)
-from orchestrator.render import tables
+from orchestrator.render import formats
+from orchestrator.render.model import Block, Document, Lines, Table
 from orchestrator.units import count, fmt_delta, fmt_rate
 
-FORMATS = tables.FORMATS
+FORMATS = formats.TABLE_FORMATS
 
 
 def table(result: Trend) -> tuple[list[str], list[list[Any]]]:
@@ -128,32 +128,31 @@ def csv_rows(result: Trend) -> list[list[Any]]:
     return rows
 
 
-def render(result: Trend, fmt: str = "table") -> str:
-    if fmt == "json":
-        return json.dumps(to_json(result), indent=2)
-    if fmt == "csv":
-        return tables.render(CSV_HEADERS, csv_rows(result), "csv")
+def document(result: Trend) -> Document:
+    """The segment table per cell under the host's legend, the largest steps, method changes and drifts after it;
+    to_json as data, csv_rows as CSV."""
     headers, rows = table(result)
-    body = tables.render(headers, rows, fmt)  # table or markdown (or its error for an unknown format)
-    bullet = "- " if fmt == "markdown" else "  "
-    text = textsafe.markdown if fmt == "markdown" else textsafe.cell  # the host's name, OS and firmware: data
-    parts = [f"{text(result.host)}: {count(result.runs, 'run')} under {count(len(result.segments), 'firmware version')}",
-             "\n".join(bullet + text(line) for line in legend(result)), body]
-    notes = result.order_notes()
-    if notes:
-        parts.insert(2, "\n".join(f"note: {text(note)}" for note in notes))
+    blocks: list[Block] = [
+        Lines([f"{result.host}: {count(result.runs, 'run')} under {count(len(result.segments), 'firmware version')}"]),
+        Lines(legend(result), bullets=True), Lines(result.order_notes(), prefix="note: "), Table(headers, rows)]
     named = sorted((c for c in result.cells if c.largest), key=lambda c: -abs(c.largest.delta_pct or 0.0))  # type: ignore[union-attr]
     if named:
-        parts.append("largest step per cell (Mann-Whitney U p < 0.05 and at least "
-                     f"{STEP_MIN_PCT:g}% between firmware medians; ~ otherwise):\n"
-                     + "\n".join(bullet + text(step_sentence(result, c, c.largest)) for c in named if c.largest))
+        blocks.append(Lines([step_sentence(result, c, c.largest) for c in named if c.largest], bullets=True,
+                            title="largest step per cell (Mann-Whitney U p < 0.05 and at least "
+                                  f"{STEP_MIN_PCT:g}% between firmware medians; ~ otherwise):"))
     else:
-        parts.append(f"no step between firmware versions (Mann-Whitney U p < 0.05 and at least {STEP_MIN_PCT:g}%)")
+        blocks.append(Lines([], title=f"no step between firmware versions (Mann-Whitney U p < 0.05 and at least "
+                                      f"{STEP_MIN_PCT:g}%)"))
     changed = method_changes(result)
     if changed:
-        parts.append("measuring method changed (`method`: not a regression or an improvement, never judged):\n"
-                     + "\n".join(bullet + text(line) for line in changed))
+        blocks.append(Lines(changed, bullets=True, title="measuring method changed (`method`: not a regression or an "
+                                                         "improvement, never judged):"))
     if result.drifts:
-        parts.append(f"runs outside their firmware's history (median robust z over the cells beyond ±{Z_THRESHOLD:g}):\n"
-                     + "\n".join(bullet + text(drift_sentence(result, d)) for d in result.drifts))
-    return "\n\n".join(parts)
+        blocks.append(Lines([drift_sentence(result, d) for d in result.drifts], bullets=True,
+                            title="runs outside their firmware's history (median robust z over the cells beyond "
+                                  f"±{Z_THRESHOLD:g}):"))
+    return Document(blocks, data=to_json(result), flat=Table(CSV_HEADERS, csv_rows(result)))
+
+
+def render(result: Trend, fmt: str = "table") -> str:
+    return formats.write(document(result), fmt)

@@ -174,7 +174,7 @@ def test_many_hosts_one_row_per_host_and_fastest_bars_only(tmp_path, monkeypatch
     blocks = report.build([run("r", hosts)])
     table = next(b for i, b in enumerate(blocks) if isinstance(b, report.Table)
                  and isinstance(blocks[i - 1], report.Heading) and blocks[i - 1].text.startswith("All measurements"))
-    assert table.headers[0] == "host" and len(table.rows) == 4 * len(BLOCKS)
+    assert table.columns[0] == "host" and len(table.rows) == 4 * len(BLOCKS)
     titles = [b.title for b in blocks if isinstance(b, report.Figure)]
     assert titles == ["h0: throughput vs block size", "aes-256-gcm across hosts (the 2 fastest of 4)"]
 

@@ -157,3 +157,59 @@ def test_mypy_strict_passes():
     result = subprocess.run([str(mypy), "--strict", "--no-error-summary", "orchestrator"], cwd=ROOT,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+# The output formats (render/formats.py) and the dashboards' names: a branch on one of them is a format's layout,
+# which lives in render/.
+FORMAT_NAMES = frozenset(("table", "markdown", "csv", "json", "junit", "html", "openmetrics", "influx"))
+
+
+def format_branches(name: str, source: str) -> list[str]:
+    """Each comparison (==, !=, in, not in) of a value against an output format's name in `source`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare) or not all(
+                isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+            continue
+        for operand in (node.left, *node.comparators):
+            values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+            if any(isinstance(v, ast.Constant) and v.value in FORMAT_NAMES for v in values):
+                found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+                break
+    return found
+
+
+def test_no_module_outside_render_branches_on_an_output_format():
+    """A format is one module of render/ and one entry of render/formats.py: commands pass its name on, and ask a
+    Format what it is for, never which one it is."""
+    found = [branch for name, path in MODULES.items() if wing_of(name) != "render"
+             for branch in format_branches(name, path.read_text())]
+    assert found == []
+
+
+def test_the_format_check_sees_a_planted_branch():
+    planted = ('def main(args, fmt):\n    if args.format in ("table", "markdown"):\n        pass\n'
+               '    if fmt == "json":\n        pass\n    return "csv" != fmt\n')
+    assert format_branches("planted", planted) == [
+        'planted:2: args.format in (\'table\', \'markdown\')', "planted:4: fmt == 'json'", "planted:6: 'csv' != fmt"]
+    assert format_branches("fine", 'if kind == "cell":\n    pass\nformats.get(name).reading\n') == []
+
+
+RENDER_MAX_FUNCTION_LINES = 60
+RENDER_MAX_MODULE_LINES = 500
+
+
+def test_render_modules_and_functions_are_small():
+    """render/ lays documents out: a page too long to read in one sitting is two modules, a function that is a
+    screen and more is two functions."""
+    found = []
+    for name, path in MODULES.items():
+        if wing_of(name) != "render":
+            continue
+        text = path.read_text()
+        if len(text.splitlines()) > RENDER_MAX_MODULE_LINES:
+            found.append(f"{name}: {len(text.splitlines())} lines")
+        found += [f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines" for node in ast.walk(ast.parse(text))
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.end_lineno - node.lineno + 1 > RENDER_MAX_FUNCTION_LINES]
+    assert found == []

@@ -170,3 +170,12 @@ def test_long_host_names_cut_alike_keep_the_end_that_tells_them_apart():
                                                                                        "y"]], "table", 26)
     cut = [line.split()[0] for line in apart.splitlines()[2:4]]
     assert all(host.endswith("…") for host in cut) and cut[0].startswith("a-very-long") and cut[0] != cut[1], apart
+
+
+def test_a_record_has_every_measurement_field_and_its_tags():
+    """tables.Record types what tables.records makes: a Measurement's fields (a new field is a new key) and the
+    host, run and firmware."""
+    fields = {f.name for f in dataclasses.fields(Measurement)}
+    assert set(tables.Record.__annotations__) == fields | {"run_id", "host", "firmware"}
+    result = HostResult(host="router", measurements=[Measurement("sha256", 16, 1e6)])
+    assert set(tables.records([result], run_id="r")[0]) == set(tables.Record.__annotations__)
