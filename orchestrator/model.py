@@ -1,7 +1,8 @@
 """Plain data passed between the layers (parse -> store -> tables/diff/report).
 
-Everything here is a dataclass that round-trips through JSON with `to_dict` / `from_dict`,
-so a stored run can always be read back without the code that produced it.
+Everything here is a dataclass written as JSON with `to_dict`; what the store keeps (a Run, its hosts and their
+parts) reads back with `from_dict`, so a stored run can always be read without the code that produced it.
+ParsedLog is only written (`sslbench parse --json`).
 """
 from __future__ import annotations
 
@@ -203,17 +204,6 @@ class ParsedLog:
             "skipped": list(self.skipped),
             "timing": self.timing,
         }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ParsedLog:
-        return cls(
-            measurements=[Measurement.from_dict(m) for m in data.get("measurements", [])],
-            cpu=CpuFacts.from_dict(data.get("cpu")),
-            os=OsFacts.from_dict(data.get("os")),
-            openssl=OpenSSLBuild.from_dict(data.get("openssl")),
-            skipped=list(data.get("skipped", [])),
-            timing=data.get("timing"),
-        )
 
 
 @dataclass

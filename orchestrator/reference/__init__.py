@@ -339,18 +339,7 @@ def not_told(entry: dict[str, Any] | Entry) -> str:
 
 
 def shipped(directory: Path = KNOWN_DIR) -> list[Board]:
-    boards = []
-    for entry in load_entries(directory):
-        if entry.summary:
-            boards.append(read_figures(entry))
-            continue
-        path = directory / f"{entry.id}.txt"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot read the known board log {path}: {exc.strerror or exc}") from None
-        boards.append(read(entry, text))
-    return boards
+    return [read_entry(entry, directory) for entry in load_entries(directory)]
 
 
 def stored(results: Path) -> list[Run]:
