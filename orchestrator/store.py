@@ -55,7 +55,7 @@ def run_order(name: str) -> tuple[str, str, str]:
     """Sort key of a run id: its time to the microsecond (whole-second ids at .000000), then the id itself."""
     match = _RUN_ID_TIME.match(name)
     if not match:
-        return (name, "", name)  # a hand-named run: by name, as before
+        return (name, "", name)  # a hand-named run (no time in its id): by its name
     return (match[1], (match[2] or "").ljust(6, "0"), name)
 
 

@@ -348,7 +348,7 @@ add_stat_line() {
     # shellcheck disable=SC2086
     set -- $1  # name user nice system idle iowait irq softirq steal ...
     case ${1:-} in
-        cpu) STAT_BUSY=$((${2:-0} + ${3:-0} + ${4:-0} + ${7:-0} + ${8:-0} + ${9:-0}))  # a field missing: 0, as before
+        cpu) STAT_BUSY=$((${2:-0} + ${3:-0} + ${4:-0} + ${7:-0} + ${8:-0} + ${9:-0}))  # a field an old kernel lacks: 0
              STAT_TOTAL=$((STAT_BUSY + ${5:-0} + ${6:-0})) ;;
         cpu*) NCPU=$((NCPU + 1)) ;;
         *) return 1 ;;
