@@ -111,6 +111,7 @@ def save_run(run_dir: Path, run: Run) -> Path:
     path = Path(run_dir) / RUN_FILE
     data = run.to_dict()
     hosts = data.pop("hosts")
+    assert isinstance(hosts, list)  # Run.to_dict's list of host records
     head = json.dumps(data, separators=_COMPACT)
     lines = ",\n".join(json.dumps(host, separators=_COMPACT) for host in hosts)
     text = f'{head[:-1]},"hosts":[\n{lines}\n]}}\n' if hosts else f'{head[:-1]},"hosts":[]}}\n'
