@@ -3,8 +3,11 @@ generator."""
 from __future__ import annotations
 
 import copy
+import csv
 import importlib.util
+import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -173,3 +176,29 @@ def make_sysroot() -> Callable[[Path, dict[str, Any]], Path]:
 def run_script() -> Callable[..., subprocess.CompletedProcess[str]]:
     """run_script(shell, sysroot, *args, path=None, timeout=30): conditions.sh run over the fake tree."""
     return _run_conditions
+
+
+# ---- output no reader acts on (tests/unit/test_textsafe.py, tests/integration/test_hostile_and_tty.py) ---------
+
+# What a terminal acts on: C0 controls but LF, DEL, C1 controls, and the bidirectional overrides and isolates
+_ACTING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _check_inert(text: str, fmt: str) -> None:
+    """Nothing in `text` acts on a terminal, a spreadsheet, a Markdown or HTML renderer."""
+    assert not _ACTING.search(text), repr(_ACTING.search(text))
+    if fmt == "csv":
+        for row in csv.reader(io.StringIO(text)):
+            for value in row:
+                assert not value.startswith(("=", "+", "-", "@", "\t", "\r")) or value == "-" \
+                    or re.fullmatch(r"[+-][\d.,]+%?", value), value
+    if fmt == "markdown":
+        assert not re.search(r"(?<!\\)<(script|img)", text) and not re.search(r"(?<!\\)\|cmd", text)
+    if fmt == "html":
+        assert "<script" not in text and "<img src=x" not in text
+
+
+@pytest.fixture
+def check_inert() -> Callable[[str, str], None]:
+    """check_inert(text, fmt): the one check of every output format (table, markdown, csv, json, html)."""
+    return _check_inert
