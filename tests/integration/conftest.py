@@ -83,6 +83,12 @@ def rig_inventory(_rig_unavailable) -> Path:
 
 
 @pytest.fixture(scope="session")
+def rig_known_hosts(rig_inventory) -> Path:
+    """The rig hosts' keys as `rig.py up` wrote them, for a test that lays out an ssh setup of its own."""
+    return KNOWN_HOSTS
+
+
+@pytest.fixture(scope="session")
 def rig_hosts(rig_inventory) -> dict[str, dict]:
     """host name -> {"family", "address", "port", "vars"} for every host of the fleet."""
     return inventory_hosts(rig_inventory)
