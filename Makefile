@@ -40,10 +40,13 @@ rig-down:
 benchmark: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-# Types (mypy --strict on the package, which ships py.typed) and the playbooks (ansible-lint).
+# Types (mypy --strict on the package, which ships py.typed), the playbooks (ansible-lint), and the shell scripts
+# (shellcheck --shell=sh: the hosts' scripts and the rig's stand-ins; tests/unit/test_shell_lint.py lists them).
 lint: setup
 	$(BIN)/mypy --strict orchestrator
 	$(BIN)/ansible-lint playbooks/
+	@command -v shellcheck >/dev/null || { echo "make lint: needs shellcheck (apt-get install shellcheck)" >&2; exit 1; }
+	$(BIN)/pytest -q -ra tests/unit/test_shell_lint.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

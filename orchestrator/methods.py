@@ -203,19 +203,6 @@ CHANGES: tuple[Change, ...] = (
     ),
 )
 
-# No change found in apps/speed.c's history for these; kept as rows so the table says so instead of staying silent.
-UNCHANGED = (
-    ("-multi", "N forked children each run the loop; the parent adds their `+F` figures: the same from 1.0.x to 3.5 "
-               "and in LibreSSL (apps/speed.c do_multi)"),
-    ("timer", "user CPU time of the process by default, wall clock with -elapsed: in every version; a cell timed "
-              "one way is never compared with one timed the other way (sslbench runs always use -elapsed)"),
-    ("seconds", "3 s per symmetric cell and 10 s per public-key operation by default in every version (-seconds "
-                "from 1.1.1); figures are rates, so a different duration is the same ruler"),
-    (KEM_SIG, "the generic KEM/signature tables exist from 3.2.0 on; their rows are cells of their own "
-              "(rsa2048-kem, ml-kem-768), never compared with the RSA/EC rows"),
-)
-
-
 @functools.cache
 def version_tuple(version: str) -> tuple[int, int, int, str] | None:
     """(3, 0, 16, '') of "3.0.16", (1, 1, 1, 'w') of "1.1.1w"; None for LibreSSL or an unreadable version."""

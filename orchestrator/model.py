@@ -1,7 +1,8 @@
 """Plain data passed between the layers (parse -> store -> tables/diff/report).
 
-Everything here is a dataclass that round-trips through JSON with `to_dict` / `from_dict`,
-so a stored run can always be read back without the code that produced it.
+Everything here is a dataclass written as JSON with `to_dict`; what the store keeps (a Run, its hosts and their
+parts) reads back with `from_dict`, so a stored run can always be read without the code that produced it.
+ParsedLog is only written (`sslbench parse --json`).
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ class Measurement:
         """The figure a table shows: bytes/s for throughput, ops/s for public-key operations."""
         return self.bytes_per_second if self.operation is None else self.ops_per_second
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _flat_dict(self)
 
     def to_row(self) -> list[Any]:
@@ -102,11 +103,11 @@ class Measurement:
         return row
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Measurement:
+    def from_dict(cls, data: dict[str, object]) -> Measurement:
         # Missing keys (compact or older files) take the field defaults. The try is the fast path of loading a
         # store (10^5 records); only a record with keys this version does not know is filtered.
         try:
-            return cls(**data)
+            return cls(**_unchecked(data))
         except TypeError:
             return cls(**_known_fields(cls, data))
 
@@ -139,11 +140,11 @@ class OpenSSLBuild:
             return f"{self.program_version} (libcrypto {self.library_version})"
         return self.program_version or self.library_version or self.version
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _flat_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> OpenSSLBuild:
+    def from_dict(cls, data: dict[str, object] | None) -> OpenSSLBuild:
         return cls(**_known_fields(cls, data or {}))
 
 
@@ -159,11 +160,11 @@ class CpuFacts:
     system_type: str | None = None  # MIPS `system type`, ARM `Hardware`
     bogomips: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _flat_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> CpuFacts:
+    def from_dict(cls, data: dict[str, object] | None) -> CpuFacts:
         return cls(**_known_fields(cls, data or {}))
 
 
@@ -180,11 +181,11 @@ class OsFacts:
     uname: str | None = None  # the whole `uname -a` line
     target: str | None = None  # OpenWrt DISTRIB_TARGET / OPENWRT_BOARD ("mediatek/filogic"): which build of a release
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _flat_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> OsFacts:
+    def from_dict(cls, data: dict[str, object] | None) -> OsFacts:
         return cls(**_known_fields(cls, data or {}))
 
 
@@ -200,7 +201,7 @@ class ParsedLog:
     # How openssl timed it: "elapsed" (wall clock: -elapsed), "cpu" (its default, user CPU time), "mixed", or None
     timing: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "measurements": [m.to_dict() for m in self.measurements],
             "cpu": self.cpu.to_dict(),
@@ -209,17 +210,6 @@ class ParsedLog:
             "skipped": list(self.skipped),
             "timing": self.timing,
         }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ParsedLog:
-        return cls(
-            measurements=[Measurement.from_dict(m) for m in data.get("measurements", [])],
-            cpu=CpuFacts.from_dict(data.get("cpu")),
-            os=OsFacts.from_dict(data.get("os")),
-            openssl=OpenSSLBuild.from_dict(data.get("openssl")),
-            skipped=list(data.get("skipped", [])),
-            timing=data.get("timing"),
-        )
 
 
 @dataclass
@@ -238,11 +228,12 @@ class HostResult:
     conditions: dict[str, Any] = field(default_factory=dict)  # idle/clock/thermal evidence before/after
     logs: list[str] = field(default_factory=list)  # raw log files, relative to the run directory
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The run.json form, measurements as rows (not dataclasses.asdict: it deep-copies field by field, slowly).
         Its `conditions` is the host's own dict, not a copy: every caller writes the form out at once (a deep copy
         took 0.2 ms per host per write, more than writing it)."""
-        data = {name: getattr(self, name) for name in _fields(HostResult).names if name != "measurements"}
+        data: dict[str, object] = {name: getattr(self, name) for name in _fields(HostResult).names
+                                   if name != "measurements"}
         data.update(cpu=self.cpu.to_dict(), os=self.os.to_dict(), openssl=self.openssl.to_dict(),
                     flags=list(self.flags), conditions=self.conditions, logs=list(self.logs),
                     measurement_fields=list(_fields(Measurement).names),
@@ -250,12 +241,14 @@ class HostResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> HostResult:
+    def from_dict(cls, data: dict[str, object]) -> HostResult:
         known = _known_fields(cls, data)
-        known["cpu"] = CpuFacts.from_dict(data.get("cpu"))
-        known["os"] = OsFacts.from_dict(data.get("os"))
-        known["openssl"] = OpenSSLBuild.from_dict(data.get("openssl"))
-        known["measurements"] = _measurements(data.get("measurements", ()), data.get("measurement_fields"))
+        known["cpu"] = CpuFacts.from_dict(_json_object(data.get("cpu")))
+        known["os"] = OsFacts.from_dict(_json_object(data.get("os")))
+        known["openssl"] = OpenSSLBuild.from_dict(_json_object(data.get("openssl")))
+        fields = data.get("measurement_fields")
+        known["measurements"] = _measurements(_json_list(data.get("measurements", [])),
+                                              None if fields is None else _json_list(fields))
         return cls(**known)
 
 
@@ -275,7 +268,7 @@ class Run:
     # why the run stopped before its end (a signal, a stop of its own), e.g. "interrupted (Ctrl-C)"; None: it ran out
     interrupted: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "schema": SCHEMA_VERSION,  # the form written is always the current one, whatever the run was read from
             "run_id": self.run_id,
@@ -289,9 +282,9 @@ class Run:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Run:
+    def from_dict(cls, data: dict[str, object]) -> Run:
         known = _known_fields(cls, data)
-        known["hosts"] = [HostResult.from_dict(h) for h in data.get("hosts", [])]
+        known["hosts"] = [HostResult.from_dict(_json_dict(h)) for h in _json_list(data.get("hosts", []))]
         return cls(**known)
 
 
@@ -314,13 +307,14 @@ def _fields(cls: Any) -> _Fields:
     return _Fields(names, frozenset(names), defaults, lists, operator.attrgetter(*names))
 
 
-def _flat_dict(record: Any) -> dict[str, Any]:
+def _flat_dict(record: Any) -> dict[str, object]:
     """A dataclass of plain values and lists of them as a dict, lists copied (dataclasses.asdict would
     deep-copy value by value, slowly)."""
     spec = _fields(type(record))  # type: ignore[arg-type]  # a dataclass type: hashable
-    data = dict(zip(spec.names, spec.values(record)))
+    values = spec.values(record)
+    data: dict[str, object] = dict(zip(spec.names, values))
     for i in spec.lists:
-        data[spec.names[i]] = data[spec.names[i]].copy()
+        data[spec.names[i]] = values[i].copy()
     return data
 
 
@@ -336,7 +330,34 @@ def _measurements(items: list[Any], fields: list[str] | None) -> list[Measuremen
     return [Measurement.from_dict(dict(zip(fields, row))) for row in items]  # another version's fields
 
 
-def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+# run.json read back: json.loads gives what it gives. The containers are checked here (anything else is a damaged
+# file: TypeError, which store.load_run's callers see as for any bad record); the values go unchecked into the
+# dataclasses' constructors, as the store wrote them.
+
+def _json_dict(value: object) -> dict[str, object]:
+    if isinstance(value, dict):
+        return value
+    raise TypeError(f"a JSON object expected, not {type(value).__name__}")
+
+
+def _json_object(value: object) -> dict[str, object] | None:
+    """A nested object of a record, None where the record has none."""
+    return None if value is None else _json_dict(value)
+
+
+def _json_list(value: object) -> list[Any]:
+    """A JSON array whose items go to a constructor as they are (a measurement row's values, in field order)."""
+    if isinstance(value, list):
+        return value
+    raise TypeError(f"a JSON array expected, not {type(value).__name__}")
+
+
+def _unchecked(data: dict[str, object]) -> dict[str, Any]:
+    """A record's keys as a dataclass's keyword arguments: the constructor takes the values as stored."""
+    return data
+
+
+def _known_fields(cls: type, data: dict[str, object]) -> dict[str, Any]:
     """A new dict of the keys the dataclass knows, so newer stores still load in older code."""
     known = _fields(cls).known
     if known.issuperset(data):

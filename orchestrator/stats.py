@@ -45,10 +45,6 @@ class Summary:
             return 0.0
         return max(self.high - self.median, self.median - self.low) / abs(self.median) * 100.0
 
-    @property
-    def iqr(self) -> float:
-        return self.q3 - self.q1
-
 
 @dataclass
 class Comparison:

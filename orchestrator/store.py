@@ -55,7 +55,7 @@ def run_order(name: str) -> tuple[str, str, str]:
     """Sort key of a run id: its time to the microsecond (whole-second ids at .000000), then the id itself."""
     match = _RUN_ID_TIME.match(name)
     if not match:
-        return (name, "", name)  # a hand-named run: by name, as before
+        return (name, "", name)  # a hand-named run (no time in its id): by its name
     return (match[1], (match[2] or "").ljust(6, "0"), name)
 
 
@@ -111,6 +111,7 @@ def save_run(run_dir: Path, run: Run) -> Path:
     path = Path(run_dir) / RUN_FILE
     data = run.to_dict()
     hosts = data.pop("hosts")
+    assert isinstance(hosts, list)  # Run.to_dict's list of host records
     head = json.dumps(data, separators=_COMPACT)
     lines = ",\n".join(json.dumps(host, separators=_COMPACT) for host in hosts)
     text = f'{head[:-1]},"hosts":[\n{lines}\n]}}\n' if hosts else f'{head[:-1]},"hosts":[]}}\n'

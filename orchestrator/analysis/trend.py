@@ -28,7 +28,7 @@ judged against the host's **stable history** instead: the runs of the consecutiv
 to the nearest boundary, followed by the run's own earlier runs. A boundary is a named step of any cell, or a
 measuring-method change (below), between two of those segments or between the last of them and the run's own:
 the figures did not move with the firmware there, so the board's history carries over. (A firmware with enough
-runs of its own is judged against them alone, as before; the first firmware of a host has no stable history
+runs of its own is judged against them alone, as **Drifts** says; the first firmware of a host has no stable history
 before it, so its first MIN_HISTORY runs are never judged.) So a board whose last two of five nightly runs under a
 new firmware are 12 % slower is flagged, and `trend --fail-on-regression` fails on it.
 

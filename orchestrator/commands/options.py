@@ -74,7 +74,8 @@ def _pattern(text: str) -> str:
 
 
 def _forks(text: str) -> int:
-    """--forks: 1 or more (0 was the default quietly, a negative number Ansible's whole usage text)."""
+    """--forks: 1 or more (Ansible would take 0 for its default without a word, and answer a negative number
+    with its whole usage text)."""
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"a number of hosts at once, 1 or more (got '{text}')")
     return int(text)

@@ -10,11 +10,6 @@ import shlex
 
 from orchestrator.model import OsFacts
 
-FAMILIES = (
-    "raspbian", "armbian", "debian", "ubuntu", "openwrt", "ddwrt",
-    "centos", "rhel", "fedora", "arch", "alpine", "unknown",
-)
-
 # os-release ID (or an ID_LIKE word) -> family
 _ID_FAMILY = {
     "raspbian": "raspbian", "armbian": "armbian", "debian": "debian", "ubuntu": "ubuntu",

@@ -53,6 +53,7 @@ NL='
 print_file() {
     _text=
     if [ -n "${BASH_VERSION:-}" ]; then
+        # shellcheck disable=SC3045  # read -d: bash only, in its own branch
         { IFS= read -r -d '' _text; :; } < "$1" || return 1  # 1 only when it cannot be opened
         case $_text in *"$NL" | "") ;; *) _text=$_text$NL ;; esac
     else
@@ -75,6 +76,7 @@ each_line() {
         while IFS= read -r _el_line || [ -n "$_el_line" ]; do "$3" "$_el_line" || break; done < "$1"
         return 0
     fi
+    # shellcheck disable=SC3045  # read -d: bash only (the other shells returned above)
     IFS= read -r -d "$2" _el_text < "$1"  # status 1 at the end of the file: not an error
     _el_each=$3
     set -f
@@ -247,7 +249,7 @@ sec_crypto() {
         return
     fi
     echo "@@ crypto"
-    _name= _driver= _prio= _type= _module=
+    _name='' _driver='' _prio='' _type='' _module=''
     each_line "$SYSROOT/proc/crypto" "" crypto_line
     crypto_entry
 }
@@ -273,7 +275,7 @@ crypto_entry() {
         *aes* | *gcm* | *sha* | *chacha* | *poly1305* | *ghash*)
             echo "name=$_name driver=$_driver priority=$_prio type=$_type module=$_module" ;;
     esac
-    _name= _driver= _prio= _type= _module=
+    _name='' _driver='' _prio='' _type='' _module=''
 }
 
 # engines (devcrypto/afalg offload on routers) and providers of the OpenSSL that runs the matrix:
@@ -288,7 +290,11 @@ sec_openssl() {
     "$_ossl" engine -t </dev/null 2>&1 || note "openssl engine -t failed"
     echo "@@ openssl_providers $_ossl"
     # 1.x has no providers: its "unknown command" goes into the note, not the section
-    _out=$("$_ossl" list -providers </dev/null 2>&1) && echo "$_out" || note "openssl list -providers failed (OpenSSL before 3.0)"
+    if _out=$("$_ossl" list -providers </dev/null 2>&1); then
+        echo "$_out"
+    else
+        note "openssl list -providers failed (OpenSSL before 3.0)"
+    fi
 }
 
 snapshot() {
@@ -342,7 +348,7 @@ add_stat_line() {
     # shellcheck disable=SC2086
     set -- $1  # name user nice system idle iowait irq softirq steal ...
     case ${1:-} in
-        cpu) STAT_BUSY=$((${2:-0} + ${3:-0} + ${4:-0} + ${7:-0} + ${8:-0} + ${9:-0}))  # a field missing: 0, as before
+        cpu) STAT_BUSY=$((${2:-0} + ${3:-0} + ${4:-0} + ${7:-0} + ${8:-0} + ${9:-0}))  # a field an old kernel lacks: 0
              STAT_TOTAL=$((STAT_BUSY + ${5:-0} + ${6:-0})) ;;
         cpu*) NCPU=$((NCPU + 1)) ;;
         *) return 1 ;;
@@ -451,6 +457,7 @@ sampler() {
         # the mask once the command has exec'd (taskset sets it before exec)
         [ "$_n" = 2 ] && allowed_cpus "$_pid"
         # no inherited descriptors: a sleep outliving us must not hold the caller's pipe open
+        # shellcheck disable=SC2217  # stdin closed on purpose, as said above
         sleep 1 </dev/null >/dev/null 2>&1
     done
 }
@@ -492,7 +499,7 @@ run_cell() {
         IFS=' ' read -r _up _rest < /proc/uptime
         echo "uptime_before $_up"
     } >> "$_buf"
-    _cmd= _smp=
+    _cmd='' _smp=''
     # stopped (Ctrl-C, TERM from the controller): take the benchmark down with us, leave no
     # openssl burning the host's CPU (a background job ignores SIGINT in a script). Not on a hang-up where
     # SSLBENCH_NO_HUP says the runner ignores it (run.sh runs cells in its own subshells, which could trap a

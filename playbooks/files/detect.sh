@@ -53,12 +53,12 @@ sys=${SSLBENCH_SYSROOT:-}/sys/devices/system/cpu  # SYSROOT: a fake tree in test
 value() {
     if [ -r "$2" ] && { IFS= read -r _v < "$2" || [ -n "$_v" ]; } 2>/dev/null; then echo "$1 $_v"; fi
 }
-[ -r $sys/online ] && echo "@@ cpus" && value online $sys/online
+[ -r "$sys/online" ] && echo "@@ cpus" && value online "$sys/online"
 # a policy dir per cluster, or (older kernels) a cpufreq dir per CPU; globs, not `ls`: no process
 dirs=
-for d in $sys/cpufreq/policy[0-9]*; do [ -d "$d" ] && dirs="$dirs $d"; done
+for d in "$sys"/cpufreq/policy[0-9]*; do [ -d "$d" ] && dirs="$dirs $d"; done
 if [ -z "$dirs" ]; then
-    for d in $sys/cpu[0-9]*/cpufreq; do [ -d "$d" ] && dirs="$dirs $d"; done
+    for d in "$sys"/cpu[0-9]*/cpufreq; do [ -d "$d" ] && dirs="$dirs $d"; done
 fi
 for d in $dirs; do
     name=${d%/cpufreq}
@@ -67,7 +67,7 @@ for d in $dirs; do
         value "$f" "$d/$f"
     done
 done
-for c in $sys/cpu[0-9]*; do
+for c in "$sys"/cpu[0-9]*; do
     [ -d "$c" ] || continue
     echo "@@ topology ${c##*/}"
     for f in topology/physical_package_id topology/cluster_id cpu_capacity online; do

@@ -104,6 +104,7 @@ launch() {
     # sleep. So the end is seen at once, no signal is trapped (BusyBox 1.38's ash spins in every later `read`
     # after a caught trap) and nothing of the wait is left behind. The waiter holds none of the session's
     # descriptors: a session that drops leaves the runner running, and the controller polls as usual.
+    # shellcheck disable=SC2217  # the session's descriptors closed on purpose, as said above
     sleep "$3" </dev/null >/dev/null 2>&1 &
     sleeper=$!
     (
@@ -136,6 +137,7 @@ start_runner() {
     else
         # no setsid (OpenWrt's BusyBox): the runner is a subshell of this one, no sh to start and no script to
         # read again; its pid is the one written here
+        # shellcheck disable=SC2030  # pid_written is for run_cells in this subshell only
         ( pid_written=1; run_cells "$1" "$2" ) </dev/null >runner.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     fi
     runner=$!
@@ -146,11 +148,12 @@ run_cells() {
     openssl_bin=$1
     idle_max=${2:-60}
     # the launcher wrote our pid already (unless setsid forked): no process to write it again
+    # shellcheck disable=SC2031  # set only in start_runner's subshell, the one this runs in then
     if [ -z "${pid_written:-}" ]; then
         read -r launched 2>/dev/null < pid
         [ "$launched" = $$ ] || { echo $$ > pid.new && mv pid.new pid; }
     fi
-    [ -d logs ] && [ -d shipped ] || mkdir -p logs shipped
+    { [ -d logs ] && [ -d shipped ]; } || mkdir -p logs shipped
     total=0
     while read -r _cell; do [ -n "$_cell" ] && total=$((total + 1)); done < cells.txt
     k=0
@@ -158,10 +161,12 @@ run_cells() {
     # not HUP: the launch ignored it (a hang-up of the SSH session that launched the run must not stop it), and
     # the cells, subshells of this runner, are told so (SSLBENCH_NO_HUP) since a subshell could trap it again
     trap 'if [ -n "$child" ]; then kill_tree TERM "$child"; fi; echo "stopped" >> progress; exit 143' TERM INT
+    # shellcheck disable=SC2034  # read by conditions.sh (sourced below) in each cell
     SSLBENCH_NO_HUP=1
     cond=
     if [ -f conditions.sh ]; then
         cond=1
+        # shellcheck disable=SC1091  # conditions.sh is linted on its own (tests/unit/test_shell_lint.py)
         SSLBENCH_CONDITIONS_LIB=1 . ./conditions.sh
         SSLBENCH_OPENSSL=$openssl_bin
         export SSLBENCH_OPENSSL
@@ -220,7 +225,7 @@ ship_logs() {
     # One wc for every size, one cat and one mv for every log shipped: no process per log.
     set -- logs/*.log
     [ -f "$1" ] || return 1
-    sent=0 moved= left=1
+    sent=0 moved='' left=1
     while read -r size log; do
         case $log in logs/*.log) ;; *) continue ;; esac  # wc's `total` line
         if [ "$sent" -gt 0 ] && [ $((sent + size)) -gt "$MAX_SHIP" ]; then
@@ -233,8 +238,8 @@ ship_logs() {
 $(wc -c "$@")
 SIZES
     # each log carries its own markers (log_begin, log_end): one cat for them all
-    # shellcheck disable=SC2086  # log names are the controller's [A-Za-z0-9._-] ids
     [ -n "$moved" ] || return 1
+    # shellcheck disable=SC2086  # log names are the controller's [A-Za-z0-9._-] ids
     cat $moved
     # a last poll (a launch that waited, `poll forget`), every log in this output: the work dir goes next, no move
     [ "$left" = 1 ] && [ -n "${last_poll:-}" ] && [ "$state" = finished ] && return 1

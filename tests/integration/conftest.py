@@ -39,17 +39,6 @@ def inventory_hosts(path: Path = INVENTORY) -> dict[str, dict]:
     return hosts
 
 
-def said(host, command: str) -> str:
-    """A command's output on a testinfra host, without the start-up text raspbian1's shell prints first (a
-    banner, then a title escape ending in BEL, no newline): testinfra's own probes (host.file, system_info)
-    trip over it, as they would on such a board."""
-    return host.run(command).stdout.split("\x07")[-1]
-
-
-def exists_on(host, path: str) -> bool:
-    return said(host, f"[ -e {path} ] && echo exists || echo absent").strip() == "exists"
-
-
 def _unavailable_reason() -> str | None:
     if not INVENTORY.exists() or not SSH_CONFIG.exists():
         return "the test fleet is not up (no tests/rig/inventory.yml): run `make rig-up` as root"
@@ -80,6 +69,12 @@ def rig_inventory(_rig_unavailable) -> Path:
         pytest.skip(_rig_unavailable)
     os.environ["ANSIBLE_VAULT_PASSWORD_FILE"] = str(VAULT_PASSWORD_FILE)
     return INVENTORY
+
+
+@pytest.fixture(scope="session")
+def rig_known_hosts(rig_inventory) -> Path:
+    """The rig hosts' keys as `rig.py up` wrote them, for a test that lays out an ssh setup of its own."""
+    return KNOWN_HOSTS
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KNOWN_HOSTS
-import test_ansible_user
-from test_ansible_user import same_outcome
+import ansible_user
+from ansible_user import same_outcome
 
 pytestmark = [pytest.mark.rig, pytest.mark.slow]
 
@@ -23,17 +22,17 @@ KEY = Path("/srv/sslbench-rig/keys/client_ed25519")
 def own_ssh_masters(tmp_path, monkeypatch):
     """ansible-playbook's SSH master connections of one test only: a master a run before left open (ControlPersist)
     would let a later run in without the key or config under test."""
-    monkeypatch.setitem(test_ansible_user.CLEAN_ENV, "ANSIBLE_SSH_CONTROL_PATH_DIR", str(tmp_path / "cp"))
+    monkeypatch.setitem(ansible_user.CLEAN_ENV, "ANSIBLE_SSH_CONTROL_PATH_DIR", str(tmp_path / "cp"))
 
 
 @pytest.fixture
-def project(tmp_path: Path, rig_hosts) -> Path:
+def project(tmp_path: Path, rig_hosts, rig_known_hosts) -> Path:
     host = rig_hosts[HOST]
     root = tmp_path / "project"
     root.mkdir()
     shutil.copy(KEY, root / "id_bench")
     (root / "id_bench").chmod(0o600)
-    shutil.copy(KNOWN_HOSTS, root / "known_hosts")
+    shutil.copy(rig_known_hosts, root / "known_hosts")
     (root / "hosts.yml").write_text(f"all:\n  hosts:\n    {HOST}:\n      ansible_host: {host['address']}\n"
                                     f"      ansible_port: {host['port']}\n      ansible_user: root\n")
     (root / "ssh_config").write_text(f"Host {host['address']}\n  IdentityFile {root / 'id_bench'}\n"
@@ -86,13 +85,13 @@ def test_ansible_remote_user(project):
 def test_the_rig_fleet_without_its_vault_password_is_ansibles_error_not_unreachable_hosts(rig_inventory, tmp_path):
     """The issue's case: debian1's sudo password in a vaulted group_vars, no vault password given. Every host was
     "unreachable: ... (a site worker gone?)"; ansible-playbook itself says it has no vault secret."""
-    env = dict(test_ansible_user.CLEAN_ENV)  # no ANSIBLE_VAULT_PASSWORD_FILE (the rig fixture sets one here)
-    (tmp_path / "p.yml").write_text(test_ansible_user.PLAYBOOK)
-    theirs = test_ansible_user.run([str(test_ansible_user.BIN / "ansible-playbook"), "-i", str(rig_inventory),
+    env = dict(ansible_user.CLEAN_ENV)  # no ANSIBLE_VAULT_PASSWORD_FILE (the rig fixture sets one here)
+    (tmp_path / "p.yml").write_text(ansible_user.PLAYBOOK)
+    theirs = ansible_user.run([str(ansible_user.BIN / "ansible-playbook"), "-i", str(rig_inventory),
                                     "p.yml"], tmp_path, env)
     assert theirs.returncode != 0
     assert "Attempting to decrypt but no vault secrets found" in theirs.stdout + theirs.stderr
-    ours = test_ansible_user.run([str(test_ansible_user.BIN / "sslbench"), "run", "-i", str(rig_inventory),
+    ours = ansible_user.run([str(ansible_user.BIN / "sslbench"), "run", "-i", str(rig_inventory),
                                   "--results", str(tmp_path / "results"), "--algorithms", "sha256", "--sizes", "16",
                                   "--threads", "1", "--seconds", "1", "--idle-wait", "0"], tmp_path, env)
-    test_ansible_user.gave_up(ours, "Attempting to decrypt but no vault secrets found; give the vault password with")
+    ansible_user.gave_up(ours, "Attempting to decrypt but no vault secrets found; give the vault password with")

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import said
+from testinfra_shell import said
 
 RIG_DIR = Path(__file__).resolve().parents[1] / "rig"
 sys.path.insert(0, str(RIG_DIR))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import exists_on
+from testinfra_shell import exists_on
 
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK

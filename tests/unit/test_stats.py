@@ -89,12 +89,12 @@ def test_large_samples_use_normal_approximation_and_detect_a_shift():
     assert comparison.p_value < 1e-10
 
 
-def test_summary_median_spread_and_iqr():
+def test_summary_median_spread_and_quartiles():
     s = stats.summarize([10.0, 12.0, 11.0, 9.0, 13.0])
     assert s.median == 11.0
     assert (s.low, s.high) == (9.0, 13.0)
     assert s.spread_pct == pytest.approx(2 / 11 * 100)
-    assert s.iqr == pytest.approx(2.0)  # inclusive quartiles 10 and 12
+    assert (s.q1, s.q3) == (pytest.approx(10.0), pytest.approx(12.0))  # inclusive quartiles
     assert stats.summarize([7.0]).spread_pct == 0.0
 
 

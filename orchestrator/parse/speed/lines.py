@@ -124,9 +124,9 @@ def _tidied(line: str, elisions: bool, pipes: bool) -> str:
     return Elided(line) if elided else line
 
 
-def lines_of(text: str, cut: bool = False) -> list[str]:
-    """Lines, with CR/CRLF handled and newlines that a copy lost put back. `cut`: the text was cut off
-    in the middle of its last line (ends_cut), which loses what the cut may have shortened (numbers.uncut)."""
+def _normalised(text: str) -> tuple[str, bool, bool]:
+    """The text with LF newlines, no NULs or no-break spaces, and markup undone; whether it holds pipes (a table)
+    and elision marks, so that lines_of tests its lines for them only when there can be any."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
     elif not isinstance(text, str):
@@ -145,6 +145,13 @@ def lines_of(text: str, cut: bool = False) -> list[str]:
         text = _unrendered(text)
     pipes = "|" in text
     elisions = "nip" in text or "..." in text or not plain and ("\u2026" in text or "\u2014" in text)
+    return text, pipes, elisions
+
+
+def lines_of(text: str, cut: bool = False) -> list[str]:
+    """Lines, with CR/CRLF handled and newlines that a copy lost put back. `cut`: the text was cut off
+    in the middle of its last line (ends_cut), which loses what the cut may have shortened (numbers.uncut)."""
+    text, pipes, elisions = _normalised(text)
     special = elisions or pipes
     lines: list[str] = []
     append = lines.append
@@ -193,12 +200,17 @@ def lines_of(text: str, cut: bool = False) -> list[str]:
                 continue
         append(line)
     if cut and lines:
-        last = uncut(lines[-1])
-        if last:
-            lines[-1] = last
-        else:
-            lines.pop()
+        _uncut_last(lines)
     return lines
+
+
+def _uncut_last(lines: list[str]) -> None:
+    """The last line less what the cut may have shortened; gone when nothing is left of it."""
+    last = uncut(lines[-1])
+    if last:
+        lines[-1] = last
+    else:
+        lines.pop()
 
 
 def _holds_an_anchor(line: str) -> bool:

@@ -43,14 +43,8 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
     _resolve_evp_rows(state, algorithm or hints.get("algorithm"))
     rows = _choose_rows(state, threads)
     version = state.build.version
-    major = version_tuple(version)
-    if major is None and state.ops_format:
-        major = (3, 2, 0)
-    # The `api` argument describes the cell's algorithm; other rows in the same log keep the rule.
-    api_for = canonical_algorithm(algorithm) if algorithm and api else None
-    if api_for and not any(row.algorithm == api_for for row in rows) and not any(
-            key[0] == "sym" and key[1] == api_for for key in state.progress):
-        api_for = None  # the log names it differently: the argument covers every row (not a log cut before it)
+    major = version_tuple(version) or ((3, 2, 0) if state.ops_format else None)  # 3.2+'s progress lines
+    api_for = _api_argument_for(state, rows, algorithm if api else None)
     measurements: list[Measurement] = []
     progress = None if multi else state.progress  # counts are not attached to -multi records
     runs_read = {key: len(runs) for key, runs in progress.items()} if progress else {}
@@ -96,6 +90,21 @@ def finish(state: State, *, threads: int | None, api: str | None, algorithm: str
             state.skipped.append(f"{len(partial)} figure(s) from progress lines only (no figure of openssl's table "
                                  f"read for them: the log ends before it, or a row could not be placed): "
                                  f"flagged {PARTIAL}")
+    return _parsed_log(state, measurements)
+
+
+def _api_argument_for(state: State, rows: list[Row], algorithm: str | None) -> str | None:
+    """The algorithm the `api` argument describes (that of the cell); other rows in the same log keep the rule.
+    None: it covers every row, as when the log names the algorithm differently (not a log cut before it)."""
+    api_for = canonical_algorithm(algorithm) if algorithm else None
+    if api_for and not any(row.algorithm == api_for for row in rows) and not any(
+            key[0] == "sym" and key[1] == api_for for key in state.progress):
+        return None
+    return api_for
+
+
+def _parsed_log(state: State, measurements: list[Measurement]) -> ParsedLog:
+    """The log's records with its notes (what was skipped or ignored) and how openssl timed it."""
     skipped = list(state.skipped)
     if state.ignored:
         skipped.append(f"{len(state.ignored)} line(s) that are not openssl speed results ignored")

@@ -8,7 +8,7 @@
 set -eu
 [ $# -eq 3 ] || { echo "usage: $0 CONFIG SRC_DIR OUT" >&2; exit 2; }
 config=$1 src=$2 out=$3
-[ -f "$src/Makefile" ] && [ -f "$src/Config.in" ] || { echo "$0: $src is not a BusyBox source tree" >&2; exit 2; }
+{ [ -f "$src/Makefile" ] && [ -f "$src/Config.in" ]; } || { echo "$0: $src is not a BusyBox source tree" >&2; exit 2; }
 cp "$config" "$src/.config"
 yes "" | make -C "$src" oldconfig >/dev/null
 changed=$(diff "$config" "$src/.config" | grep -E '^[<>] (# )?CONFIG_' || true)
