@@ -15,10 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHELLCHECK = shutil.which("shellcheck")
 
-# Linted, its findings not yet fixed: the stand-in is being rewritten elsewhere, and its fixes wait for that
-# (issue 29: SC2046 at `$(field ...)`, SC3043 `local`, SC1087 `$want[$dep]`, SC2034 unused `dir`, SC2086).
-PENDING = {"tests/rig/fixtures/openwrt/apk"}
-
 
 def scripts() -> list[str]:
     found = [*sorted(ROOT.glob("playbooks/files/*.sh")), *sorted(ROOT.glob("tests/rig/busybox/*.sh"))]
@@ -35,14 +31,9 @@ def test_the_scripts_are_found():
                      "tests/rig/fixtures/openwrt/apk", "tests/rig/fixtures/centos/yum",
                      "tests/rig/fixtures/ddwrt/nvram"):
         assert expected in names
-    assert PENDING <= set(names)
 
 
-@pytest.mark.parametrize("script", [
-    pytest.param(name, marks=pytest.mark.xfail(reason="fixes wait for the stand-in's rewrite", strict=False))
-    if name in PENDING else name
-    for name in scripts()
-])
+@pytest.mark.parametrize("script", scripts())
 def test_shellcheck_passes(script):
     if SHELLCHECK is None:
         if os.environ.get("CI"):
