@@ -54,7 +54,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         rows: list[list[Any]] = [[e.label, len(e.run_ids), fmt_date(e.first), e.run_ids[0], fmt_date(e.last),
                                   e.run_ids[-1]] for e in history]
-        # as data every run id, under the keys of before ("runs": the ids) and the summary's
+        # as data every run id ("runs") beside the summary's columns: the keys scripts of `history --format json` read
         doc = Document([Table(SUMMARY, rows, SUMMARY_DROP)], data=[
             {"firmware": e.label, "first": e.first, "last": e.last, "first_run": e.run_ids[0],
              "last_run": e.run_ids[-1], "run_count": len(e.run_ids), "runs": e.run_ids} for e in history])
