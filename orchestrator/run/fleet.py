@@ -57,7 +57,6 @@ class HostState:
     openssl_path: str | None = None
     package_managers: list[str] = field(default_factory=list)
     logical_cpus: int | None = None
-    tmp_free_kb: int | None = None
     provision: platforms.PackageManager | None = None  # how OpenSSL is installed there
     plan: HostPlan | None = None
     finished: bool = False  # final status decided, run.json written
@@ -90,7 +89,6 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
     state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
                               if line.strip()]
     state.logical_cpus = _first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
-    state.tmp_free_kb = _first_int(sections.get("tmp free kb"))
     topology = parse_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
     state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
 

@@ -50,7 +50,6 @@ PACKAGE_MANAGERS = (
     PackageManager("yum", "openssl", "yum install -y openssl"),
     PackageManager("pacman", "openssl", "pacman -Sy --noconfirm --needed openssl"),
 )
-PACKAGE_MANAGERS_BY_NAME = {pm.name: pm for pm in PACKAGE_MANAGERS}
 
 
 def choose_package_manager(found: Iterable[str]) -> PackageManager | None:
