@@ -3,7 +3,7 @@
 (detect.sh looks for them, the install step runs their command). The model is ansible-core's OSDIST_LIST:
 data, in order of preference, not if/elif chains.
 
-detect.sh gets these lists (orchestrator/run/engine.py's `detect_script`): adding a package manager or a
+detect.sh gets these lists (orchestrator/run/stages.py's `detect_script`): adding a package manager or a
 release file is one line here. Pure data.
 """
 from __future__ import annotations

@@ -127,7 +127,8 @@ def poll_step(run_id: str, host: str, due: float, *, forgets: bool, again: bool 
     so what earlier polls shipped comes again. A work dir already gone says so instead of failing the shell."""
     work = shlex.quote(work_dir(run_id, host))
     words = "poll" + (" forget" if forgets else "") + (" again" if again else "")
-    script = f'[ -d {work} ] || {{ echo; echo "{protocol.STATE}gone"; exit 0; }}\n' + runner_command(run_id, host, words)
+    gone = f'[ -d {work} ] || {{ echo; echo "{protocol.STATE}gone"; exit 0; }}\n'
+    script = gone + runner_command(run_id, host, words)
     return Step(Stage.POLL, script, due, forgets)
 
 

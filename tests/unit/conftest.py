@@ -54,3 +54,12 @@ def make_collector() -> Callable[..., tuple[Collector, HostState]]:
     """make_collector(tmp_path, host="r1"): a storing Collector and its one host, planned two chacha20 cells on
     OpenSSL 3.0.19."""
     return _make_collector
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The engine's time, virtual (tests/unit/fake_fleet.py's Clock): its waits (polls at a host's ETA, retries
+    after 5 s) take no time; `clock.now` reads it."""
+    from fake_fleet import Clock
+
+    return Clock(monkeypatch)

@@ -112,12 +112,14 @@ def test_a_pass_that_brought_no_word_of_a_host_counts_as_an_ssh_failure(tmp_path
     collector, state = make_collector(tmp_path)
     schedule = flow.Schedule(due=100.0, deadline=1100.0)
     for wait in flow.RETRY_WAITS:  # its worker died: no event at all
-        assert not flow.judge_poll(collector, state.name, schedule, 100.0, StepResult()) and schedule.due == 100.0 + wait
+        assert not flow.judge_poll(collector, state.name, schedule, 100.0, StepResult())
+        assert schedule.due == 100.0 + wait
     assert flow.judge_poll(collector, state.name, schedule, 100.0, StepResult())
     assert state.result.status == HOST_UNREACHABLE and "no answer" in state.result.reason
 
 
-def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_done(tmp_path, make_collector, runner_event, poll):
+def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_done(
+        tmp_path, make_collector, runner_event, poll):
     """A runner that died or ran far past its deadline left its openssl and work dir on the host (a router's tmpfs
     /tmp stayed full): the cleanup play is for them too, not only after Ctrl-C."""
     collector, state = make_collector(tmp_path, host="dead")
@@ -168,10 +170,9 @@ def engine_for(make_collector):
     return build
 
 
-def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, monkeypatch, engine_for):
-    from fake_fleet import Clock, router
+def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, engine_for, clock):
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router(finished_after=3)})
     plans = engine.run()
     assert driver.calls == [("sslbench.yml", ["r1", "r2"])]  # one ansible-playbook, no cleanup pass
@@ -183,11 +184,10 @@ def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, m
     assert all(s.finished for s in collector.hosts.values())
 
 
-def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_later_passes(tmp_path, monkeypatch, engine_for):
+def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_later_passes(tmp_path, engine_for, clock):
     """No task waits for its host's cells while other hosts wait for a worker: --forks caps SSH, not the fleet."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {f"r{i}": router() for i in range(3)}, forks=2)
     engine.run()
     assert len(driver.calls) >= 2 and driver.calls[0] == ("sslbench.yml", ["r0", "r1", "r2"])
@@ -195,12 +195,12 @@ def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_la
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_another_pass(tmp_path, monkeypatch, engine_for):
+def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_another_pass(
+        tmp_path, engine_for, clock):
     """A thousand boards through 50 forks: each host's later steps run from the controller with the SSH command
     line its task's session used, not in another ansible-playbook pass (a worker and a task per host each time)."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {f"r{i}": router(finished_after=2) for i in range(3)}, forks=2,
                                            direct=True)
     engine.run()
@@ -210,12 +210,11 @@ def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp_path, monkeypatch, engine_for):
+def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp_path, engine_for, clock):
     """ssh that cannot connect with the session's command line (its master gone, an agent of Ansible's gone with
     its pass): the host's next try goes through Ansible (its ssh, its retries), and the host is not lost."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r0": router(), "r1": router()}, forks=1, direct=True,
                                            direct_refused=1)
     engine.run()
@@ -225,10 +224,9 @@ def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_path, monkeypatch, engine_for):
-    from fake_fleet import Clock, router
+def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_path, engine_for, clock):
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     detects = iter(["rig-openwrt2.detect.txt", "rig-openwrt1.detect.txt"])  # no openssl, then openssl
     steady = router("rig-openwrt1.detect.txt")
 
@@ -243,11 +241,10 @@ def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_
     assert collector.hosts["r1"].result.status == HOST_OK
 
 
-def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_path, monkeypatch, engine_for):
-    from fake_fleet import Clock, router
+def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_path, engine_for, clock):
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     no_openssl = router("rig-openwrt2.detect.txt")
 
     def host(kind, script):
@@ -264,13 +261,12 @@ def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_pat
     assert "Cannot install package openssl-util" in result.reason
 
 
-def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, monkeypatch, engine_for):
+def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, engine_for, clock):
     """Aliases of one dropbear box (5 unauthenticated connections per client), or 30 hosts behind one bastion
     (MaxStartups): the server resets some detect connections. Those hosts are asked again; a refused one is not."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     said = {"busy": ["kex_exchange_identification: read: Connection reset by peer"],
             "shared": ["Shared connection to 127.0.0.27 closed.", "Shared connection to 127.0.0.27 closed."],
             "away": ["ssh: connect to host 127.0.0.250 port 22: Connection refused"] * 3}
@@ -292,11 +288,8 @@ def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, 
     assert "Connection refused" in collector.hosts["away"].result.reason
 
 
-def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, monkeypatch, engine_for):
-    from fake_fleet import Clock
+def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, engine_for, clock):
     from orchestrator.run.hostlink import Outcome
-
-    Clock(monkeypatch)
 
     def busy(kind, script):
         return Outcome("unreachable", stderr="kex_exchange_identification: Connection closed by remote host")
@@ -309,12 +302,11 @@ def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(t
 
 
 def test_a_poll_that_cannot_connect_is_retried_with_backoff_then_the_host_is_unreachable_and_cleaned_up(
-        tmp_path, monkeypatch, engine_for):
-    from fake_fleet import Clock, router
+        tmp_path, engine_for, clock):
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
     from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
-    clock = Clock(monkeypatch)
     ok = router(finished_after=5)  # still running when its launch stops waiting: polled after
     asked = []
 
@@ -333,12 +325,11 @@ def test_a_poll_that_cannot_connect_is_retried_with_backoff_then_the_host_is_unr
 
 
 def test_a_task_that_fails_before_it_asks_is_retried_then_the_host_is_unreachable_with_its_words(
-        tmp_path, monkeypatch, engine_for):
+        tmp_path, engine_for, clock):
     """A later pass whose task dies before it reaches the socket (a crashed fork): no step ran, so nothing is read
     as its output; the host is asked again after RETRY_WAITS, then called unreachable with what the task said."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()}, forks=1)
     real_task, passes = driver._task, []
 
@@ -370,12 +361,10 @@ def test_a_task_that_fails_before_it_asks_is_retried_then_the_host_is_unreachabl
     assert len(driver.calls) == 1 + 1 + len(flow.RETRY_WAITS)
 
 
-def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path, monkeypatch, engine_for):
+def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path, engine_for, clock):
     """A YAML typo: Ansible only warns and finds no host; sslbench said "no hosts matched", not why."""
-    from fake_fleet import Clock
     from orchestrator.errors import UserError
 
-    Clock(monkeypatch)
     said = ("[WARNING]: Failed to parse inventory with 'auto' plugin: YAML parsing failed: While parsing "
             "a flow sequence did not find expected ',' or ']'.\n\nFailed to parse inventory with 'auto' "
             "plugin.\n\n<<< caused by >>>\n\nOrigin: /x/hosts.yml:2:1\n\n[WARNING]: Unable to parse "
@@ -390,13 +379,12 @@ def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path,
 
 
 def test_ansible_giving_up_after_the_tasks_started_ends_the_run_with_its_words_not_unreachable_hosts(
-        tmp_path, monkeypatch, engine_for):
+        tmp_path, engine_for, clock):
     """A vaulted group_vars of one group, no vault password: ansible-playbook had started the other hosts' tasks
     when it gave up; every host was "unreachable ... (a site worker gone?)" on a run with no site worker."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.errors import UserError
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()},
                                            abort="Attempting to decrypt but no vault secrets found.")
     with pytest.raises(UserError) as raised:
@@ -408,10 +396,7 @@ def test_ansible_giving_up_after_the_tasks_started_ends_the_run_with_its_words_n
     assert all(state.result.status != HOST_UNREACHABLE for state in collector.hosts.values())
 
 
-def test_a_pass_that_failed_without_a_site_worker_does_not_blame_one(tmp_path, monkeypatch, engine_for):
-    from fake_fleet import Clock
-
-    Clock(monkeypatch)
+def test_a_pass_that_failed_without_a_site_worker_does_not_blame_one(tmp_path, engine_for, clock):
     engine, driver, _ = engine_for(tmp_path, {})
     assert engine.no_answer("r1") == flow.NO_ANSWER and "site worker" not in flow.NO_ANSWER
     driver.workers = {"lab": object()}
@@ -441,11 +426,11 @@ def test_ansibles_error_lines_are_its_words_of_every_version():
         "Failed to parse '/p/c.yml': 'x' is undefined)")
 
 
-def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(tmp_path, monkeypatch, capsys, engine_for):
-    from fake_fleet import Clock, router
+def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(
+        tmp_path, monkeypatch, capsys, engine_for, clock):
+    from fake_fleet import router
     from orchestrator.run import fleet
 
-    Clock(monkeypatch)
     real_apply = fleet.apply_facts
 
     def apply_facts(state, stdout):
@@ -463,10 +448,9 @@ def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes
     assert "sslbench: internal error on odd" in capsys.readouterr().err
 
 
-def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch, capsys, engine_for):
-    from fake_fleet import Clock, router
+def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch, capsys, engine_for, clock):
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()})
 
     def full(state, name, text):
@@ -479,12 +463,12 @@ def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch,
     assert driver.calls[-1][0] == "cleanup.yml"  # launched hosts are stopped, not left measuring for nothing
 
 
-def test_logs_a_poll_took_off_its_host_that_the_results_could_not_take_are_said_lost(tmp_path, monkeypatch, capsys, engine_for):
+def test_logs_a_poll_took_off_its_host_that_the_results_could_not_take_are_said_lost(
+        tmp_path, monkeypatch, capsys, engine_for, clock):
     """The results had room when the last poll was sent (it removes the work dir) and none when its logs came: the
     user is told those logs are lost, not that they wait on the host; the other host's do wait there."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()}, forks=1)  # both polled
 
     def full(state, name, text):
@@ -513,13 +497,12 @@ def test_results_on_a_read_only_filesystem_have_no_room_to_forget(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs for the results")
-def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, monkeypatch, capsys, engine_for):
+def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, capsys, engine_for, clock):
     """The results on a real filesystem that another process fills while the cells run: the logs the hosts
     ship can no longer be saved (ENOSPC from the kernel). With so little room no launch removes its own work dir,
     none is told to forget, and the cleanup stops openssl but leaves each work dir, whose path is said."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     disk = tmp_path / "small"
     disk.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], check=True)
@@ -557,12 +540,10 @@ def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, monkeypatch
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_path, monkeypatch, engine_for):
+def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_path, engine_for, clock):
     """1,000 boards through 50 forks: the first pass launches them over minutes, so many are overdue when it
     ends. They are all polled in the next pass, not a few hosts per pass (each pass is an ansible-playbook)."""
-    from fake_fleet import Clock, router
-
-    clock = Clock(monkeypatch)
+    from fake_fleet import router
 
     def slow(name):
         host = router()
@@ -579,14 +560,13 @@ def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_pa
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(tmp_path, monkeypatch, engine_for):
+def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(tmp_path, engine_for, clock):
     """Every figure is here when the forget runs: losing its answer must not fail the host (it did: the poll
     after it found no work dir), but the dir must not stay on the router either."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
     from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
-    Clock(monkeypatch)
     ok = router(finished_after=2)
 
     def host(kind, script):
@@ -602,13 +582,12 @@ def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(
     assert driver.calls[-1] == (CLEANUP_PLAYBOOK, ["r1"])
 
 
-def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_cells_again(tmp_path, monkeypatch, engine_for):
+def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_cells_again(tmp_path, engine_for, clock):
     """A launch that waited removes the work dir once it printed everything: if that output never arrives, the
     host is launched again (the cells run again); nothing is counted from a launch that was not heard."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router()
     launches = []
 
@@ -640,14 +619,13 @@ LOST = "Shared connection to 127.0.0.9 closed."
     # every log came, only the end of the session was lost: nothing runs again
     ("all-but-its-end", ["detect", "launch", "poll", "poll"]),
 ])
-def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_path, monkeypatch, lost, steps, engine_for):
+def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_path, lost, steps, engine_for, clock):
     """`poll forget` removes the work dir once it printed the last logs: if that output never arrives whole, the
     next poll (told to ship again) finds no work dir, and the host is launched again for the cells not stored
     rather than failed."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router()
     work = {"there": False}
     polls, launched = [], []
@@ -721,13 +699,12 @@ def test_a_lost_last_poll_on_a_real_shell_runs_the_missing_cells_again_and_leave
     assert not left
 
 
-def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_again(tmp_path, monkeypatch, engine_for):
+def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_again(tmp_path, engine_for, clock):
     """A poll's logs are moved to shipped/ once printed: when that output is lost, the next poll says `again`
     (run.sh then ships them again), and only until one answer comes back whole."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router(finished_after=2)
     polls = []
 
@@ -744,13 +721,12 @@ def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_a
     assert collector.hosts["r1"].result.status == HOST_OK
 
 
-def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_so(tmp_path, monkeypatch, engine_for):
+def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_so(tmp_path, engine_for, clock):
     """No answer was lost, yet the work dir is gone (a reboot, /tmp cleaned): the cells are not run again behind
     the user's back; the host fails with the reason (it used to be the shell's `can't open run.sh`)."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router()
 
     def host(kind, script):
@@ -765,7 +741,8 @@ def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_s
     assert state.result.status == HOST_FAILED and "work dir was gone" in state.result.reason
 
 
-def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_with_room(tmp_path, monkeypatch, engine_for):
+def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_with_room(
+        tmp_path, monkeypatch, engine_for):
     """The poll step's script, run by a real shell: a missing work dir is a state, not a shell error; `forget`
     only while the results have room (should writing them fail, the host still has what it shipped)."""
     from fake_fleet import router
@@ -783,14 +760,13 @@ def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_w
     assert not step.forgets and step.script.rstrip().endswith("run.sh poll")
 
 
-def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, monkeypatch, engine_for):
+def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, engine_for, clock):
     """The runner is detached the moment the launch runs: a Ctrl-C before its answer came back must still
     send the cleanup (stop openssl, remove the work dir) to that host."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
     from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
-    Clock(monkeypatch)
     ok = router()
     engine_box = []
 
