@@ -25,6 +25,7 @@ from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt, vault_hint
+from orchestrator.run.stages import Stage
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
@@ -249,7 +250,7 @@ class Collector:
         changed = False
         if event.kind == "start" and progress.phase == "waiting":
             progress.phase, changed = "detect", True
-        if event.kind == "ok" and event.task.startswith("Install"):
+        if event.kind == "ok" and event.task == Stage.INSTALL.value:
             progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
         # a launch or poll: one failed step is not the end of a host (orchestrator/run/engine.py retries)
         engines = bench_phase and event.kind in ("unreachable", "failed") and not event.ignored

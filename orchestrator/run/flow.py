@@ -35,15 +35,20 @@ NO_ANSWER_WORKER = NO_ANSWER + " (a site worker gone?)"  # where a site worker r
 
 
 class Phase(enum.Enum):
-    """Where a host is on its way, as far as its runner on the host is concerned.
+    """Where a host is on its way, as far as its runner on the host is concerned (and, after the dash, the
+    booleans `launched`, `resend`, `answer_lost`, `forget_failed` that stood for it; `relaunched` became the count
+    `HostFlow.relaunches`):
 
-    NEW            detect, install, plan: nothing of the run is on the host yet
+    NEW            detect, install, plan: nothing of the run is on the host yet           - none set
     LAUNCHED       a launch was handed out: its runner and work dir may be on the host (the cleanup play's, should
-                   the run stop or the host fail)
-    ANSWER_LOST    launched, and the last poll's answer was lost on the way: the next poll ships everything again
+                   the run stop or the host fail)                                        - launched
+    ANSWER_LOST    launched, and the last poll's answer was lost on the way: the next poll ships everything
+                   again (`poll again`)                                                  - launched, resend
     FORGET_LOST    ... and that poll may have removed the work dir (`poll forget`): a next poll that finds it gone
                    launches the cells not stored yet again (MAX_RELAUNCHES), or, none missing, the host is done
+                                                                                         - launched, resend, answer_lost
     FORGET_FAILED  finished with every log here, but its work dir could not be removed: the cleanup play does it
+                                                                                         - launched, forget_failed
     """
 
     NEW = "new"
@@ -67,14 +72,17 @@ class Transport(enum.Enum):
     each pass (ASKS, or FILE for a step given as a file); a host's task that connects to the socket makes it
     SOCKET, and a step handed out over it STEP_OUT until its outcome comes. A host not in a pass keeps its last.
     Between passes a launched host whose task said its session's command line (`HostFlow.direct`) is stepped from
-    the controller over that line, without Ansible: the fourth way.
+    the controller over that line, without Ansible: the fourth way. After the dash, the booleans `linked`,
+    `in_flight`, `shipped`, `heard` that stood for each value (`linked` outweighed `shipped`, and `shipped` was
+    not read once `heard`):
 
-    ASKS      its task is to ask for its step over the socket: nothing from it yet in this pass
+    ASKS      its task is to ask for its step over the socket: nothing from it yet in this pass   - none set
     FILE      its step went as a file (a site worker's host, or the first pass's detect): its task's result is the
-              step's output, unless it asks over the socket after all
-    SOCKET    its task asks over the socket; no step of it is out
-    STEP_OUT  a step was handed out over the socket whose outcome has not come back
+              step's output, unless it asks over the socket after all                       - shipped
+    SOCKET    its task asks over the socket; no step of it is out                            - linked
+    STEP_OUT  a step was handed out over the socket whose outcome has not come back          - linked, in_flight
     ENDED     its task's result came without it having asked (the file's step, or its failure before asking)
+                                                                                             - heard
     """
 
     ASKS = "asks"
