@@ -12,7 +12,7 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from orchestrator.run import engine, flow
+from orchestrator.run import decisions, engine, flow
 from orchestrator.run.hostlink import Outcome
 from orchestrator.run.runner import CLEANUP_PLAYBOOK, AnsibleOptions, HostEvent
 from orchestrator.run.stages import STEP_TASK
@@ -30,6 +30,7 @@ class Clock:
         fake = types.SimpleNamespace(monotonic=lambda: self.now, sleep=self.sleep, time=lambda: self.now)
         monkeypatch.setattr(engine, "time", fake)
         monkeypatch.setattr(flow, "time", fake)
+        monkeypatch.setattr(decisions, "time", fake)
 
     def sleep(self, seconds: float) -> None:
         with self._lock:

@@ -748,7 +748,7 @@ def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_w
     from fake_fleet import router
 
     engine, _driver, collector = engine_for(tmp_path, {"r1": router()})
-    step = engine.poll_step("r1", 0.0)
+    step = engine.decisions.poll_step("r1", 0.0)
     assert step.forgets and step.script.rstrip().endswith("run.sh poll forget")
     assert not Path(stages.work_dir(collector.run.run_id, "r1")).exists()
     for shell in [s for s in ("/bin/sh", shutil.which("busybox")) if s]:
@@ -756,7 +756,7 @@ def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_w
                              capture_output=True, text=True, timeout=10)
         assert (out.returncode, protocol.state(out.stdout), out.stderr) == (0, "gone", "")
     monkeypatch.setattr(stages, "results_have_room", lambda run_dir: False)
-    step = engine.poll_step("r1", 0.0)
+    step = engine.decisions.poll_step("r1", 0.0)
     assert not step.forgets and step.script.rstrip().endswith("run.sh poll")
 
 
