@@ -1,5 +1,6 @@
-"""The bench phase's decisions (orchestrator/run/engine.py): when each host is asked again, and what makes it done,
-dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` produces them."""
+"""The bench phase's decisions (orchestrator/run/decisions.py, flow.py): when each host is asked again, and what
+makes it done, dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` produces them; then
+the engine (orchestrator/run/engine.py) over a fleet without SSH."""
 from __future__ import annotations
 
 import os
