@@ -7,7 +7,6 @@ With storing on, each host's host.json is saved as soon as it finishes, so a cra
 from __future__ import annotations
 
 import hashlib
-import time
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from orchestrator.run.progress import ProgressView
 from orchestrator.run.config import PlanOptions, RunConfig
 from orchestrator.run.inventory import vault_hint
 from orchestrator.run.runner import GENERIC_FAILURE, Driver, HostEvent, Interrupt
+from orchestrator.run.stages import Stage
 
 FACTS_FILE = "facts.txt"
 # What conditions.sh reported around the matrix (docs/trust.md), shipped like cell logs and stored as
@@ -50,7 +50,6 @@ class HostState:
     openssl_path: str | None = None
     package_managers: list[str] = field(default_factory=list)
     logical_cpus: int | None = None
-    tmp_free_kb: int | None = None
     provision: platforms.PackageManager | None = None  # how OpenSSL is installed there
     plan: HostPlan | None = None
     finished: bool = False  # final status decided, run.json written
@@ -61,13 +60,22 @@ class HostState:
     budget: budget.BudgetPlan | None = None
     conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
     cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
-    # What the last launch or poll said (orchestrator/run/engine.py decides from it): the runner's state,
-    # or the SSH/command problem (HOST_UNREACHABLE / HOST_FAILED) and its words
-    poll_state: str | None = None
-    poll_problem: str | None = None
-    poll_message: str = ""
-    poll_at: float = 0.0  # time.monotonic() when that answer came
-    work_dir_gone: bool = False  # that answer (a launch that waited) removed the work dir itself: no forget
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step said, read once from its event: orchestrator/run/engine.py decides the host's next step from
+    it (a launch's, a poll's or a forget's; a detect's or an install's says what it must in the host's facts)."""
+
+    state: str | None = None  # the runner's last state line (protocol.state), None when the output has none
+    problem: str | None = None  # HOST_UNREACHABLE / HOST_FAILED: the launch, poll or forget itself failed
+    message: str = ""  # that problem's words, else what a dead runner said last
+    forgotten: bool = False  # it removed the work dir itself (a launch that waited, `poll forget`): no forget
+
+    @property
+    def heard(self) -> bool:
+        """Any word at all: a state, or a failure with its words (an output cut short has neither)."""
+        return self.state is not None or self.problem is not None
 
 
 def apply_facts(state: HostState, detect_stdout: str) -> None:
@@ -83,7 +91,6 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
     state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
                               if line.strip()]
     state.logical_cpus = _first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
-    state.tmp_free_kb = _first_int(sections.get("tmp free kb"))
     topology = read_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
     state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
 
@@ -214,35 +221,41 @@ class Collector:
     def host_path(self, state: HostState) -> Path:
         return store.host_dir(self.run_dir, state.dir_name)
 
+    @staticmethod
+    def step_result(event: HostEvent) -> StepResult:
+        """What a launch, poll or forget said, for the engine to decide the host's next step from. Read before
+        `on_event` takes in its logs: should the results be unwritable, the engine still knows what the host did."""
+        if event.kind == "unreachable" and not event.ignored:
+            return StepResult(problem=HOST_UNREACHABLE, message=unreachable_reason(event))
+        if event.kind == "failed" and not event.ignored:
+            return StepResult(problem=HOST_FAILED, message=failure_reason(event))
+        if event.kind == "ok" and protocol.STATE in event.stdout:
+            return StepResult(state=protocol.state(event.stdout), message=protocol.runner_output(event.stdout),
+                              forgotten=protocol.forgotten(event.stdout))
+        return StepResult()
+
     def on_event(self, event: HostEvent, bench_phase: bool = False) -> None:
-        """`bench_phase`: a launch or poll, where one failure is not the end of a host (orchestrator/run/engine.py
-        decides from poll_problem), rather than a detect or install, where it is."""
+        """Take in what one event of a host said: facts, progress, logs, a failure. `bench_phase`: a launch, poll
+        or forget, where one failure is not the end of a host (the engine decides from its `step_result`), rather
+        than a detect or install, where it is."""
         state = self.host(event.host)
         progress = self.view.host(event.host)
         changed = False
         if event.kind == "start" and progress.phase == "waiting":
             progress.phase, changed = "detect", True
-        if event.kind == "ok" and event.task.startswith("Install"):
+        if event.kind == "ok" and event.task == Stage.INSTALL.value:
             progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
-        if bench_phase and event.kind in ("unreachable", "failed") and not event.ignored:
-            # a launch or poll: one failed step is not the end of a host (orchestrator/run/engine.py retries)
-            state.poll_problem = HOST_UNREACHABLE if event.kind == "unreachable" else HOST_FAILED
-            state.poll_message = (unreachable_reason(event) if event.kind == "unreachable"
-                                  else failure_reason(event))
-        elif event.kind == "unreachable":
+        # a launch or poll: one failed step is not the end of a host (orchestrator/run/engine.py retries)
+        engines = bench_phase and event.kind in ("unreachable", "failed") and not event.ignored
+        if event.kind == "unreachable" and not engines:
             fail(state, HOST_UNREACHABLE, unreachable_reason(event))
             progress.phase, progress.message, changed = "unreachable", event.message[:80], True
-        elif event.kind == "failed" and not event.ignored:
+        elif event.kind == "failed" and not event.ignored and not engines:
             fail(state, HOST_FAILED, failure_reason(event))
             progress.phase, progress.message, changed = "failed", (state.result.reason or "")[:80], True
         if protocol.SECTION in event.stdout and event.kind == "ok":
             apply_facts(state, event.stdout)
             self._save_facts(state, event.stdout)
-        if protocol.STATE in event.stdout and event.kind == "ok":
-            state.poll_state = protocol.state(event.stdout)
-            state.work_dir_gone = protocol.forgotten(event.stdout)
-            state.poll_message = protocol.runner_output(event.stdout)
-            state.poll_at = time.monotonic()
         if protocol.PROGRESS in event.stdout and not state.finished:  # a finished host's result is final
             text = protocol.progress_part(event.stdout)
             self.exit_codes.setdefault(event.host, {}).update(protocol.exit_codes(text))

@@ -226,6 +226,21 @@ def resolve_threads(spec: Iterable[str], logical_cpus: int | None) -> list[int]:
     return out
 
 
+@dataclass
+class _Planning:
+    """What the cells of one host's plan share: the plan they go to, its OpenSSL, pins, timing and block sizes."""
+
+    plan: HostPlan
+    caps: Capabilities
+    pins: Sequence[tuple[int, str]]
+    timing: list[str]
+    sym_seconds: float
+    pk_seconds: float
+    sizes: tuple[int, ...] | None  # as requested (None: the default table)
+    size_runs: list[tuple[list[str], tuple[int, ...]]]  # (`-bytes N` or nothing, the sizes that run gives)
+    missing: list[int]  # sizes asked for that a host without -bytes cannot run
+
+
 def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
               logical_cpus: int | None, pins: Sequence[tuple[int, str]] = ()) -> HostPlan:
     """The cells one host runs, and the cells it cannot run with the reason.
@@ -242,66 +257,75 @@ def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
     if request.seconds and not caps.has_seconds:
         plan.notes.append(f"{caps.label} has no -seconds: symmetric cells run its fixed {FIXED_SECONDS} s per size, "
                           f"public-key cells {FIXED_PUBKEY_SECONDS} s per operation")
-    sym_seconds = seconds or FIXED_SECONDS
-    pk_seconds = seconds or FIXED_PUBKEY_SECONDS
     # -elapsed: figures by wall clock, what the box delivered (openssl's default divides by its own user CPU
     # time, which reads high on a loaded box); the idle gate and the busy flag say when it was not a fair moment
     timing = ["-elapsed", *(["-seconds", str(seconds)] if seconds else [])]
-
-    # Which block sizes, and how: `-bytes N` cells, or the default table filtered afterwards.
-    if request.sizes is None:
-        size_runs: list[tuple[list[str], tuple[int, ...]]] = [([], caps.sizes)]
-        missing: list[int] = []
-    elif caps.has_bytes:
-        size_runs = [(["-bytes", str(s)], (s,)) for s in request.sizes]
-        missing = []
-    else:
-        kept = tuple(s for s in request.sizes if s in caps.sizes)
-        size_runs = [([], kept)] if kept else []
-        missing = [s for s in request.sizes if s not in caps.sizes]
-
+    planning = _Planning(plan, caps, pins, timing, seconds or FIXED_SECONDS, seconds or FIXED_PUBKEY_SECONDS,
+                         request.sizes, *_size_runs(request.sizes, caps))
     for rep in range(request.repeat):
         for algo_name in request.algorithms:
             algo = algorithm_info(algo_name)
             for n in threads:
-                multi = ["-multi", str(n)] if n > 1 else []
                 if algo.kind == "pubkey":
-                    reason = caps.supports(algo)
-                    if reason:
-                        if rep == 0:
-                            plan.unsupported.append(_unsupported(algo.name, None, n, None, reason, caps))
-                        continue
-                    ops = caps.rsa_operations if algo.name.startswith("rsa") else 2
-                    for pin, label in _pinned(pins, n):
-                        plan.cells.append(_cell(plan, algo, None, n, (), ["-mr", *timing, *multi, algo.name],
-                                                ops * pk_seconds, rep, pin, label))
+                    _pubkey_cells(planning, algo, n, rep)
                     continue
                 for api in request.apis:
-                    if api == "legacy" and not algo.legacy:
-                        continue  # EVP-only algorithm (gcm, chacha20-poly1305): nothing to compare
-                    reason = caps.supports(algo)
-                    if reason is None and api == "evp" and caps.version is not None and caps.version < (0, 9, 8):
-                        reason = f"{caps.label} speed has no -evp"
-                    if reason:
-                        if rep == 0:
-                            for size in request.sizes or caps.sizes:
-                                plan.unsupported.append(_unsupported(algo.name, api, n, size, reason, caps))
-                        continue
-                    if rep == 0:
-                        for size in missing:
-                            plan.unsupported.append(_unsupported(
-                                algo.name, api, n, size,
-                                f"{caps.label} has no -bytes; its fixed sizes are {','.join(map(str, caps.sizes))}",
-                                caps))
-                    name_args = ["-evp", algo.name] if api == "evp" else [algo.name]
-                    for size_args, sizes in size_runs:
-                        # Without -bytes the whole fixed table runs, whatever we keep of it.
-                        runs = len(sizes) if size_args else len(caps.sizes)
-                        for pin, label in _pinned(pins, n):
-                            plan.cells.append(_cell(plan, algo, api, n, sizes,
-                                                    ["-mr", *timing, *multi, *size_args, *name_args],
-                                                    runs * sym_seconds, rep, pin, label))
+                    _symmetric_cells(planning, algo, api, n, rep)
     return plan
+
+
+def _size_runs(sizes: tuple[int, ...] | None,
+               caps: Capabilities) -> tuple[list[tuple[list[str], tuple[int, ...]]], list[int]]:
+    """Which block sizes, and how: `-bytes N` cells, or the default table filtered afterwards; and the sizes
+    asked for that the default table lacks."""
+    if sizes is None:
+        return [([], caps.sizes)], []
+    if caps.has_bytes:
+        return [(["-bytes", str(s)], (s,)) for s in sizes], []
+    kept = tuple(s for s in sizes if s in caps.sizes)
+    return ([([], kept)] if kept else []), [s for s in sizes if s not in caps.sizes]
+
+
+def _pubkey_cells(planning: _Planning, algo: Algorithm, threads: int, rep: int) -> None:
+    plan, caps = planning.plan, planning.caps
+    reason = caps.supports(algo)
+    if reason:
+        if rep == 0:
+            plan.unsupported.append(_unsupported(algo.name, None, threads, None, reason, caps))
+        return
+    ops = caps.rsa_operations if algo.name.startswith("rsa") else 2
+    multi = ["-multi", str(threads)] if threads > 1 else []
+    for pin, label in _pinned(planning.pins, threads):
+        plan.cells.append(_cell(plan, algo, None, threads, (), ["-mr", *planning.timing, *multi, algo.name],
+                                ops * planning.pk_seconds, rep, pin, label))
+
+
+def _symmetric_cells(planning: _Planning, algo: Algorithm, api: str, threads: int, rep: int) -> None:
+    plan, caps = planning.plan, planning.caps
+    if api == "legacy" and not algo.legacy:
+        return  # EVP-only algorithm (gcm, chacha20-poly1305): nothing to compare
+    reason = caps.supports(algo)
+    if reason is None and api == "evp" and caps.version is not None and caps.version < (0, 9, 8):
+        reason = f"{caps.label} speed has no -evp"
+    if reason:
+        if rep == 0:
+            for size in planning.sizes or caps.sizes:
+                plan.unsupported.append(_unsupported(algo.name, api, threads, size, reason, caps))
+        return
+    if rep == 0:
+        for size in planning.missing:
+            plan.unsupported.append(_unsupported(
+                algo.name, api, threads, size,
+                f"{caps.label} has no -bytes; its fixed sizes are {','.join(map(str, caps.sizes))}", caps))
+    multi = ["-multi", str(threads)] if threads > 1 else []
+    name_args = ["-evp", algo.name] if api == "evp" else [algo.name]
+    for size_args, sizes in planning.size_runs:
+        # Without -bytes the whole fixed table runs, whatever we keep of it.
+        runs = len(sizes) if size_args else len(caps.sizes)
+        for pin, label in _pinned(planning.pins, threads):
+            plan.cells.append(_cell(plan, algo, api, threads, sizes,
+                                    ["-mr", *planning.timing, *multi, *size_args, *name_args],
+                                    runs * planning.sym_seconds, rep, pin, label))
 
 
 def _pinned(pins: Sequence[tuple[int, str]], threads: int) -> list[tuple[int | None, str | None]]:

@@ -3,7 +3,7 @@
 (detect.sh looks for them, the install step runs their command). The model is ansible-core's OSDIST_LIST:
 data, in order of preference, not if/elif chains.
 
-detect.sh gets these lists (orchestrator/run/engine.py's `detect_script`): adding a package manager or a
+detect.sh gets these lists (orchestrator/run/stages.py's `detect_script`): adding a package manager or a
 release file is one line here. Pure data.
 """
 from __future__ import annotations
@@ -50,7 +50,6 @@ PACKAGE_MANAGERS = (
     PackageManager("yum", "openssl", "yum install -y openssl"),
     PackageManager("pacman", "openssl", "pacman -Sy --noconfirm --needed openssl"),
 )
-PACKAGE_MANAGERS_BY_NAME = {pm.name: pm for pm in PACKAGE_MANAGERS}
 
 
 def choose_package_manager(found: Iterable[str]) -> PackageManager | None:

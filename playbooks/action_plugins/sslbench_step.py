@@ -12,22 +12,26 @@ Two ways, one task per host either way (orchestrator/run/engine.py decides every
   decided it, so detect and launch, and a short matrix's whole run, cost the host one SSH exec as `raw` does.
 - script=PATH (relative to the playbook; a site worker's run, where the controller's socket is out of reach):
   run that one script and return its output as raw does (stdout, stderr, rc); the controller reads the event.
-A session's command line (Ansible's own, for this host) goes back to the controller with each step's report, so
-that a host whose task ended after its launch (more hosts than --forks) can be polled without a pass of Ansible.
+A session's command line (the one Ansible's ssh connection runs for this host, built from that plugin's documented
+options: `ssh_argv`) goes back to the controller with each step's report, so that a host whose task ended after its
+launch (more hosts than --forks) can be polled without a pass of Ansible.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import secrets
 import selectors
+import shlex
 import socket
 import subprocess
 import time
 
 from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
+from ansible.utils.path import makedirs_safe, unfrackpath
 
 
 TTY_REFUSED = "must have a tty"  # sudo: "sorry, you must have a tty to run sudo" (Defaults requiretty)
@@ -171,12 +175,79 @@ class ActionModule(ActionBase):
         try:
             if conn.transport in ("local", "ansible.builtin.local"):
                 return Session(["/bin/sh", "-s"])
-            if conn.transport not in ("ssh", "ansible.builtin.ssh") or conn.get_option("password"):
+            if conn.transport not in ("ssh", "ansible.builtin.ssh"):
                 return None
-            host = conn.get_option("host") or context.remote_addr
-            return Session(conn._build_command(conn.get_option("ssh_executable"), "ssh", host, "/bin/sh -s"))
-        except Exception:  # noqa: BLE001 - an Ansible whose internals differ: single execs, as before
+            argv = ssh_argv(conn, context.remote_addr)
+            return Session(argv) if argv else None
+        except Exception:  # noqa: BLE001 - options this Ansible names otherwise: single execs, which need none
             return None
+
+
+def _option(conn, name):
+    """One of the connection plugin's documented options (None where this Ansible has no such option)."""
+    try:
+        return conn.get_option(name)
+    except KeyError:
+        return None
+
+
+def ssh_argv(conn, remote_addr):
+    """`ssh ... HOST /bin/sh -s` for the host, as Ansible's ssh connection runs its own commands, built from that
+    plugin's documented options only (get_option: ansible.cfg, inventory, --ssh-common-args, -e ...), in the order
+    of ansible-core's ssh.py. None where an option asks for what only Ansible's own exec does (a password or a PIN
+    to answer, a key given as data to load into the agent): single execs then."""
+    if _option(conn, "password") or _option(conn, "private_key") or _option(conn, "pkcs11_provider"):
+        return None
+    argv = [_option(conn, "ssh_executable") or "ssh"]
+    if (_option(conn, "verbosity") or 0) > 0:
+        argv.append("-" + "v" * _option(conn, "verbosity"))
+    argv += _words(_option(conn, "ssh_args"))
+    if _option(conn, "host_key_checking") is False:
+        argv += ["-o", "StrictHostKeyChecking=no"]
+    port = _option(conn, "port")
+    if port is not None:
+        argv += ["-o", f"Port={port}"]
+    key = _option(conn, "private_key_file")
+    if key:
+        argv += ["-o", f'IdentityFile="{os.path.expanduser(key)}"']
+    argv += ["-o", "KbdInteractiveAuthentication=no",
+             "-o", "PreferredAuthentications=gssapi-with-mic,gssapi-keyex,hostbased,publickey",
+             "-o", "PasswordAuthentication=no"]
+    user = _option(conn, "remote_user")
+    if user:
+        argv += ["-o", f'User="{user}"']
+    argv += ["-o", f"ConnectTimeout={_option(conn, 'timeout')}"]
+    argv += _words(_option(conn, "ssh_common_args")) + _words(_option(conn, "ssh_extra_args"))
+    host = _option(conn, "host") or remote_addr
+    argv += _control_path(conn, argv, host, port, user)
+    if _option(conn, "password_mechanism") == "ssh_askpass":
+        argv += ["-o", "NumberOfPasswordPrompts=1"]
+    return argv + [host, "/bin/sh -s"]
+
+
+def _words(text):
+    return [word.strip() for word in shlex.split(text or "") if word.strip()]
+
+
+def _control_path(conn, argv, host, port, user):
+    """A ControlPath where the arguments ask for ControlPersist without one, as Ansible adds it: in its
+    control_path_dir, named as Ansible names it for the host, so that the session and Ansible's own execs share one
+    master connection (were the names to differ, the session would only open a master of its own)."""
+    persist = path = False
+    for word in (w.lower() for w in argv):
+        if "controlpersist" in word:
+            persist = True
+        elif "controlpath" in word:
+            path = True
+    if not persist or path:
+        return []
+    directory = unfrackpath(_option(conn, "control_path_dir"))
+    makedirs_safe(directory, 0o700)
+    if not os.access(directory, os.W_OK):
+        raise OSError(f"cannot write to ControlPath {directory}")
+    name = _option(conn, "control_path") or "%(directory)s/" + hashlib.sha1(
+        f"{host}-{port}-{user}".encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return ["-o", f'ControlPath="{name % {"directory": directory}}"']
 
 
 class Session:
@@ -187,7 +258,7 @@ class Session:
     IDLE_MAX = 120.0  # seconds a session may wait idle for the host's next step
 
     def __init__(self, argv):
-        self.argv = [os.fsdecode(word) for word in argv]  # (Ansible's ssh plugin builds it of bytes)
+        self.argv = [os.fsdecode(word) for word in argv]
         self.marker = b"@@sslbench-step-end-" + secrets.token_hex(8).encode()
         self.status = re.compile(re.escape(self.marker) + rb" (\d+)\r?\n")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

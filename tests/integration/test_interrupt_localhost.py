@@ -16,7 +16,7 @@ import pytest
 
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, OK
-from orchestrator.run.engine import work_dir
+from orchestrator.run.stages import work_dir
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl on this machine")]

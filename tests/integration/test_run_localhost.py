@@ -12,7 +12,7 @@ import pytest
 
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, HOST_OK, OK
-from orchestrator.run.engine import work_dir
+from orchestrator.run.stages import work_dir
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl on this machine")]

@@ -18,7 +18,7 @@ from testinfra_shell import exists_on
 
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
-from orchestrator.run.engine import work_dir
+from orchestrator.run.stages import work_dir
 
 pytestmark = pytest.mark.rig
 

@@ -12,12 +12,13 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from orchestrator.run import engine, fleet
+from orchestrator.run import decisions, engine, flow
 from orchestrator.run.hostlink import Outcome
 from orchestrator.run.ansible_options import AnsibleOptions
 from orchestrator.run.config import PlanOptions, RunConfig
 from orchestrator.run.inventory import InventoryChoice, InventorySource
 from orchestrator.run.runner import CLEANUP_PLAYBOOK, HostEvent
+from orchestrator.run.stages import STEP_TASK
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MR_LOG = (DATA / "speed" / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt").read_text()
@@ -29,14 +30,15 @@ def config_for(plan: PlanOptions, **options) -> RunConfig:
 
 
 class Clock:
-    """time.monotonic and time.sleep for bench and fleet: sleeping moves the time on at once."""
+    """time.monotonic and time.sleep for the engine and its hosts' flows: sleeping moves the time on at once."""
 
     def __init__(self, monkeypatch) -> None:
         self.now = 1000.0
         self._lock = threading.Lock()
         fake = types.SimpleNamespace(monotonic=lambda: self.now, sleep=self.sleep, time=lambda: self.now)
         monkeypatch.setattr(engine, "time", fake)
-        monkeypatch.setattr(fleet, "time", fake)
+        monkeypatch.setattr(flow, "time", fake)
+        monkeypatch.setattr(decisions, "time", fake)
 
     def sleep(self, seconds: float) -> None:
         with self._lock:
@@ -132,13 +134,13 @@ class FakeDriver:
             return self.status
         if self.abort:
             for name in names:
-                on_event(HostEvent(kind="start", host=name, task=engine.STEP_TASK))
+                on_event(HostEvent(kind="start", host=name, task=STEP_TASK))
             self.aborted = self.abort
             return "failed"
         for name in names:
-            on_event(HostEvent(kind="start", host=name, task=engine.STEP_TASK))
+            on_event(HostEvent(kind="start", host=name, task=STEP_TASK))
             self._task(extravars["sslbench_socket"], name, len(names))
-            on_event(HostEvent(kind="ok", host=name, task=engine.STEP_TASK))
+            on_event(HostEvent(kind="ok", host=name, task=STEP_TASK))
         return self.status
 
     def _task(self, path: str, name: str, play_hosts: int) -> None:

@@ -1,5 +1,6 @@
-"""The bench phase's decisions (orchestrator/run/engine.py): when each host is asked again, and what makes it done,
-dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` produces them."""
+"""The bench phase's decisions (orchestrator/run/decisions.py, flow.py): when each host is asked again, and what
+makes it done, dead or unreachable. Fed with the Collector's events as a pass of `run.sh poll` produces them; then
+the engine (orchestrator/run/engine.py) over a fleet without SSH."""
 from __future__ import annotations
 
 import os
@@ -11,59 +12,66 @@ from pathlib import Path
 import pytest
 
 from orchestrator.parse import protocol
-from orchestrator.run import engine as bench
+from orchestrator.run import engine as bench, flow, stages
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK
+from orchestrator.run.fleet import StepResult
 from orchestrator.run.runner import HostEvent, host_event
-from test_runner import make_collector, runner_event
+from orchestrator.run.stages import Stage
 
 
-def poll(collector, state, stdout=None, unreachable=None, now=100.0, schedule=None):
-    """One poll of one host, then bench's decision: (done?, schedule)."""
-    state.poll_state = state.poll_problem = None
-    if unreachable:
-        collector.on_event(host_event(runner_event("runner_on_unreachable", host=state.name, msg=unreachable,
-                                                   task="Poll the benchmark")), bench_phase=True)
-    else:
-        collector.on_event(host_event(runner_event("runner_on_ok", host=state.name, stdout=stdout,
-                                                   task="Poll the benchmark")), bench_phase=True)
-    schedule = schedule or bench.Schedule(due=now, deadline=now + 1000)
-    return bench._after_poll(collector, state.name, schedule, now), schedule
+@pytest.fixture
+def poll(runner_event):
+    """poll(collector, state, stdout=None, unreachable=None, now=100.0, schedule=None): one poll of one host, read
+    by the Collector, then the engine's decision: (done?, schedule)."""
+
+    def one(collector, state, stdout=None, unreachable=None, now=100.0, schedule=None):
+        if unreachable:
+            event = host_event(runner_event("runner_on_unreachable", host=state.name, msg=unreachable,
+                                            task=Stage.POLL.value))
+        else:
+            event = host_event(runner_event("runner_on_ok", host=state.name, stdout=stdout, task=Stage.POLL.value))
+        result = collector.step_result(event)
+        collector.on_event(event, bench_phase=True)
+        schedule = schedule or flow.Schedule(due=now, deadline=now + 1000)
+        return flow.judge_poll(collector, state.name, schedule, now, result), schedule
+
+    return one
 
 
 RUNNING = "@@sslbench-progress\nstart 1 2 001-evp-chacha20-poly1305-t1-r0\n@@sslbench-state running\n"
 
 
-def test_an_ssh_failure_is_retried_with_backoff_before_unreachable(tmp_path):
+def test_an_ssh_failure_is_retried_with_backoff_before_unreachable(tmp_path, make_collector, poll):
     collector, state = make_collector(tmp_path)
     schedule = None
     dues = []
-    for attempt in range(len(bench.RETRY_WAITS)):
+    for attempt in range(len(flow.RETRY_WAITS)):
         done, schedule = poll(collector, state, unreachable="Failed to connect to the host via ssh: timeout",
                               now=100.0, schedule=schedule)
         assert not done and state.result.status == HOST_OK
         dues.append(schedule.due - 100.0)
-    assert dues == list(bench.RETRY_WAITS)
+    assert dues == list(flow.RETRY_WAITS)
     done, _ = poll(collector, state, unreachable="Failed to connect to the host via ssh: timeout", schedule=schedule)
     assert done and state.result.status == HOST_UNREACHABLE and "timeout" in state.result.reason
 
 
-def test_a_poll_that_answers_again_resets_the_retries(tmp_path):
+def test_a_poll_that_answers_again_resets_the_retries(tmp_path, make_collector, poll):
     collector, state = make_collector(tmp_path)
     _, schedule = poll(collector, state, unreachable="Connection reset by peer")
     done, schedule = poll(collector, state, RUNNING, schedule=schedule)
     assert not done and schedule.retries == 0
 
 
-def test_a_runner_is_dead_only_when_seen_so_twice(tmp_path):
+def test_a_runner_is_dead_only_when_seen_so_twice(tmp_path, make_collector, poll):
     collector, state = make_collector(tmp_path)
     died = "@@sslbench-progress\n@@sslbench-runner-output\nsh: out of memory\n@@sslbench-state died\n"
     done, schedule = poll(collector, state, died)
-    assert not done and schedule.due == 100.0 + bench.DIED_RECHECK and state.result.status == HOST_OK
+    assert not done and schedule.due == 100.0 + flow.DIED_RECHECK and state.result.status == HOST_OK
     done, _ = poll(collector, state, died, schedule=schedule)
     assert done and state.result.status == HOST_FAILED and "out of memory" in state.result.reason
 
 
-def test_a_runner_found_dead_then_finished_is_not_dead(tmp_path):
+def test_a_runner_found_dead_then_finished_is_not_dead(tmp_path, make_collector, poll):
     collector, state = make_collector(tmp_path)
     _, schedule = poll(collector, state, "@@sslbench-progress\n@@sslbench-state died\n")
     state.cells_done = {c.id for c in state.plan.cells}
@@ -71,48 +79,48 @@ def test_a_runner_found_dead_then_finished_is_not_dead(tmp_path):
     assert done and state.result.status == HOST_OK
 
 
-@pytest.mark.parametrize("left, expected", [(0.0, bench.MIN_WAIT), (30.0, 30.0), (600.0, 60.0)])
-def test_a_running_host_is_asked_again_when_its_cells_should_be_done(tmp_path, left, expected):
+@pytest.mark.parametrize("left, expected", [(0.0, flow.MIN_WAIT), (30.0, 30.0), (600.0, 60.0)])
+def test_a_running_host_is_asked_again_when_its_cells_should_be_done(tmp_path, left, expected, make_collector, poll):
     collector, state = make_collector(tmp_path)
     view = collector.view.host(state.name)
     view.planned = {c.id: left / 2 for c in state.plan.cells}
     done, schedule = poll(collector, state, "@@sslbench-progress\n@@sslbench-state running\n",
-                          schedule=bench.Schedule(due=100.0, deadline=1100.0, every=60.0))
+                          schedule=flow.Schedule(due=100.0, deadline=1100.0, every=60.0))
     assert not done and schedule.due == pytest.approx(100.0 + expected)
 
 
-def test_long_matrices_are_asked_at_least_four_times_but_not_more_than_each_ten_seconds(tmp_path):
+def test_long_matrices_are_asked_at_least_four_times_but_not_more_than_each_ten_seconds(tmp_path, make_collector):
     collector, state = make_collector(tmp_path)
     for cell, seconds in zip(state.plan.cells, (2.0, 3.0)):
         cell.seconds = seconds
-    assert bench.progress_wait(state.plan) == 10.0  # a 5 s matrix: asked once, when it should be done
+    assert flow.progress_wait(state.plan) == 10.0  # a 5 s matrix: asked once, when it should be done
     state.plan.cells[0].seconds = 117.0
-    assert bench.progress_wait(state.plan) == 30.0
+    assert flow.progress_wait(state.plan) == 30.0
     state.plan.cells[0].seconds = 3600.0
-    assert bench.progress_wait(state.plan) == 60.0
+    assert flow.progress_wait(state.plan) == 60.0
 
 
-def test_pending_logs_are_fetched_at_once_and_a_late_host_fails(tmp_path):
+def test_pending_logs_are_fetched_at_once_and_a_late_host_fails(tmp_path, make_collector, poll):
     collector, state = make_collector(tmp_path)
     done, schedule = poll(collector, state, "@@sslbench-progress\n@@sslbench-state pending\n")
     assert not done and schedule.due == 100.0
-    late = bench.Schedule(due=0.0, deadline=50.0)
+    late = flow.Schedule(due=0.0, deadline=50.0)
     done, _ = poll(collector, state, RUNNING, schedule=late)
     assert done and state.result.status == HOST_FAILED and "did not finish in time" in state.result.reason
 
 
-def test_a_pass_that_brought_no_word_of_a_host_counts_as_an_ssh_failure(tmp_path):
+def test_a_pass_that_brought_no_word_of_a_host_counts_as_an_ssh_failure(tmp_path, make_collector):
     collector, state = make_collector(tmp_path)
-    state.poll_state = state.poll_problem = None  # its worker died: no event at all
-    schedule = bench.Schedule(due=100.0, deadline=1100.0)
-    for wait in bench.RETRY_WAITS:
-        assert not bench._after_poll(collector, state.name, schedule, 100.0) and schedule.due == 100.0 + wait
-        state.poll_state = state.poll_problem = None
-    assert bench._after_poll(collector, state.name, schedule, 100.0)
+    schedule = flow.Schedule(due=100.0, deadline=1100.0)
+    for wait in flow.RETRY_WAITS:  # its worker died: no event at all
+        assert not flow.judge_poll(collector, state.name, schedule, 100.0, StepResult())
+        assert schedule.due == 100.0 + wait
+    assert flow.judge_poll(collector, state.name, schedule, 100.0, StepResult())
     assert state.result.status == HOST_UNREACHABLE and "no answer" in state.result.reason
 
 
-def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_done(tmp_path):
+def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_done(
+        tmp_path, make_collector, runner_event, poll):
     """A runner that died or ran far past its deadline left its openssl and work dir on the host (a router's tmpfs
     /tmp stayed full): the cleanup play is for them too, not only after Ctrl-C."""
     collector, state = make_collector(tmp_path, host="dead")
@@ -125,8 +133,8 @@ def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_
         other = collector.host(name)
         other.result.status, other.finished = status, name != "running"
     launched = ["dead", "gone", "fine", "running"]
-    assert bench.left_behind(collector, launched, interrupted=False) == ["dead"]
-    assert bench.left_behind(collector, launched, interrupted=True) == ["dead", "running"]
+    assert flow.left_behind(collector, launched, interrupted=False) == ["dead"]
+    assert flow.left_behind(collector, launched, interrupted=True) == ["dead", "running"]
     # what the cleanup ships of a host already finished changes nothing: its result is final
     measured = len(state.result.measurements)
     cell_id = state.plan.cells[0].id
@@ -138,28 +146,34 @@ def test_a_host_that_failed_or_was_stopped_is_cleaned_up_not_one_unreachable_or_
 
 # --- the engine: each host through its steps, over the socket its task asks (tests/unit/fake_fleet.py) --------
 
-def engine_for(tmp_path, hosts, *, forks=None, bench_on=True, sizes=(1024,), **driver_kw):
+@pytest.fixture
+def engine_for(make_collector):
+    """engine_for(tmp_path, hosts, forks=None, bench_on=True, sizes=(1024,), **FakeDriver's): an Engine over a fleet
+    without SSH (tests/unit/fake_fleet.py), planning chacha20-poly1305 at `sizes`: (engine, driver, collector)."""
     from fake_fleet import FakeDriver, config_for
     from orchestrator.run.config import PlanOptions
     from orchestrator.run.matrix import MatrixRequest
     from orchestrator.run.runner import Interrupt
 
-    driver = FakeDriver(tmp_path, hosts, forks=forks, **driver_kw)
-    collector, _ = make_collector(tmp_path)
-    collector.hosts.clear()
-    collector.run.hosts.clear()
-    request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=list(sizes), threads=[1], apis=["evp"], seconds=1)
-    engine = bench.Engine(driver, collector, config_for(PlanOptions(request=request, idle_wait=0)), Interrupt(),
-                          bench=bench_on)
-    if driver.direct:
-        engine.exec_step = driver.exec_step
-    return engine, driver, collector
+    def build(tmp_path, hosts, *, forks=None, bench_on=True, sizes=(1024,), **driver_kw):
+        driver = FakeDriver(tmp_path, hosts, forks=forks, **driver_kw)
+        collector, _ = make_collector(tmp_path)
+        collector.hosts.clear()
+        collector.run.hosts.clear()
+        request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=list(sizes), threads=[1], apis=["evp"],
+                                seconds=1)
+        engine = bench.Engine(driver, collector, config_for(PlanOptions(request=request, idle_wait=0)),
+                              Interrupt(), bench=bench_on)
+        if driver.direct:
+            engine.exec_step = driver.exec_step
+        return engine, driver, collector
+
+    return build
 
 
-def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, monkeypatch):
-    from fake_fleet import Clock, router
+def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, engine_for, clock):
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router(finished_after=3)})
     plans = engine.run()
     assert driver.calls == [("sslbench.yml", ["r1", "r2"])]  # one ansible-playbook, no cleanup pass
@@ -171,11 +185,10 @@ def test_one_task_per_host_carries_it_through_every_step_in_one_pass(tmp_path, m
     assert all(s.finished for s in collector.hosts.values())
 
 
-def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_later_passes(tmp_path, monkeypatch):
+def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_later_passes(tmp_path, engine_for, clock):
     """No task waits for its host's cells while other hosts wait for a worker: --forks caps SSH, not the fleet."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {f"r{i}": router() for i in range(3)}, forks=2)
     engine.run()
     assert len(driver.calls) >= 2 and driver.calls[0] == ("sslbench.yml", ["r0", "r1", "r2"])
@@ -183,12 +196,12 @@ def test_hosts_beyond_forks_end_their_task_after_the_launch_and_are_polled_in_la
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_another_pass(tmp_path, monkeypatch):
+def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_another_pass(
+        tmp_path, engine_for, clock):
     """A thousand boards through 50 forks: each host's later steps run from the controller with the SSH command
     line its task's session used, not in another ansible-playbook pass (a worker and a task per host each time)."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {f"r{i}": router(finished_after=2) for i in range(3)}, forks=2,
                                            direct=True)
     engine.run()
@@ -198,12 +211,11 @@ def test_hosts_beyond_forks_are_polled_over_their_sessions_command_line_without_
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp_path, monkeypatch):
+def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp_path, engine_for, clock):
     """ssh that cannot connect with the session's command line (its master gone, an agent of Ansible's gone with
     its pass): the host's next try goes through Ansible (its ssh, its retries), and the host is not lost."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r0": router(), "r1": router()}, forks=1, direct=True,
                                            direct_refused=1)
     engine.run()
@@ -213,10 +225,9 @@ def test_a_host_its_session_line_cannot_reach_is_asked_through_ansible_again(tmp
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_path, monkeypatch):
-    from fake_fleet import Clock, router
+def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_path, engine_for, clock):
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     detects = iter(["rig-openwrt2.detect.txt", "rig-openwrt1.detect.txt"])  # no openssl, then openssl
     steady = router("rig-openwrt1.detect.txt")
 
@@ -231,11 +242,10 @@ def test_a_host_without_openssl_is_installed_detected_again_and_benchmarked(tmp_
     assert collector.hosts["r1"].result.status == HOST_OK
 
 
-def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_path, monkeypatch):
-    from fake_fleet import Clock, router
+def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_path, engine_for, clock):
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     no_openssl = router("rig-openwrt2.detect.txt")
 
     def host(kind, script):
@@ -248,17 +258,16 @@ def test_a_failed_install_fails_the_host_with_the_package_managers_words(tmp_pat
     engine.run()
     result = collector.hosts["r1"].result
     assert driver.steps["r1"] == ["detect", "install"]
-    assert result.status == HOST_FAILED and result.reason.startswith(bench.INSTALL)
+    assert result.status == HOST_FAILED and result.reason.startswith(Stage.INSTALL.value)
     assert "Cannot install package openssl-util" in result.reason
 
 
-def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, monkeypatch):
+def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, engine_for, clock):
     """Aliases of one dropbear box (5 unauthenticated connections per client), or 30 hosts behind one bastion
     (MaxStartups): the server resets some detect connections. Those hosts are asked again; a refused one is not."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     said = {"busy": ["kex_exchange_identification: read: Connection reset by peer"],
             "shared": ["Shared connection to 127.0.0.27 closed.", "Shared connection to 127.0.0.27 closed."],
             "away": ["ssh: connect to host 127.0.0.250 port 22: Connection refused"] * 3}
@@ -280,29 +289,25 @@ def test_a_host_turned_away_as_busy_is_detected_again_one_away_is_not(tmp_path, 
     assert "Connection refused" in collector.hosts["away"].result.reason
 
 
-def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, monkeypatch):
-    from fake_fleet import Clock
+def test_a_host_still_busy_after_every_retry_stays_unreachable_with_its_reason(tmp_path, engine_for, clock):
     from orchestrator.run.hostlink import Outcome
-
-    Clock(monkeypatch)
 
     def busy(kind, script):
         return Outcome("unreachable", stderr="kex_exchange_identification: Connection closed by remote host")
 
     engine, driver, collector = engine_for(tmp_path, {"r9": busy})
     engine.run()
-    assert driver.steps["r9"] == ["detect"] * (1 + len(bench.DETECT_RETRY_WAITS))
+    assert driver.steps["r9"] == ["detect"] * (1 + len(flow.DETECT_RETRY_WAITS))
     result = collector.hosts["r9"].result
     assert result.status == HOST_UNREACHABLE and "Connection closed by remote host" in result.reason
 
 
 def test_a_poll_that_cannot_connect_is_retried_with_backoff_then_the_host_is_unreachable_and_cleaned_up(
-        tmp_path, monkeypatch):
-    from fake_fleet import Clock, router
+        tmp_path, engine_for, clock):
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
     from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
-    clock = Clock(monkeypatch)
     ok = router(finished_after=5)  # still running when its launch stops waiting: polled after
     asked = []
 
@@ -314,19 +319,18 @@ def test_a_poll_that_cannot_connect_is_retried_with_backoff_then_the_host_is_unr
 
     engine, driver, collector = engine_for(tmp_path, {"r1": host})
     engine.run()
-    assert [round(b - a) for a, b in zip(asked, asked[1:])] == [round(w) for w in bench.RETRY_WAITS]
+    assert [round(b - a) for a, b in zip(asked, asked[1:])] == [round(w) for w in flow.RETRY_WAITS]
     result = collector.hosts["r1"].result
     assert result.status == HOST_UNREACHABLE and "Connection timed out" in result.reason
     assert driver.calls[-1][0] != CLEANUP_PLAYBOOK  # an unreachable host cannot be cleaned up: not asked
 
 
 def test_a_task_that_fails_before_it_asks_is_retried_then_the_host_is_unreachable_with_its_words(
-        tmp_path, monkeypatch):
+        tmp_path, engine_for, clock):
     """A later pass whose task dies before it reaches the socket (a crashed fork): no step ran, so nothing is read
     as its output; the host is asked again after RETRY_WAITS, then called unreachable with what the task said."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()}, forks=1)
     real_task, passes = driver._task, []
 
@@ -341,11 +345,11 @@ def test_a_task_that_fails_before_it_asks_is_retried_then_the_host_is_unreachabl
             return FakeDriver_play(extravars=extravars, on_event=on_event, hosts=hosts, **kw)
         driver.calls.append(("sslbench.yml", list(hosts)))
         for name in hosts:
-            on_event(HostEvent(kind="start", host=name, task=bench.STEP_TASK))
+            on_event(HostEvent(kind="start", host=name, task=stages.STEP_TASK))
             try:
                 task(extravars["sslbench_socket"], name, len(hosts))
             except RuntimeError as exc:
-                on_event(HostEvent(kind="failed", host=name, task=bench.STEP_TASK, message=str(exc)))
+                on_event(HostEvent(kind="failed", host=name, task=stages.STEP_TASK, message=str(exc)))
         return "successful"
 
     driver._task = task
@@ -355,15 +359,13 @@ def test_a_task_that_fails_before_it_asks_is_retried_then_the_host_is_unreachabl
         result = collector.hosts[name].result
         assert driver.steps[name] == ["detect", "launch"]
         assert result.status == HOST_UNREACHABLE and "the controller closed its socket" in result.reason
-    assert len(driver.calls) == 1 + 1 + len(bench.RETRY_WAITS)
+    assert len(driver.calls) == 1 + 1 + len(flow.RETRY_WAITS)
 
 
-def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path, monkeypatch):
+def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path, engine_for, clock):
     """A YAML typo: Ansible only warns and finds no host; sslbench said "no hosts matched", not why."""
-    from fake_fleet import Clock
     from orchestrator.errors import UserError
 
-    Clock(monkeypatch)
     said = ("[WARNING]: Failed to parse inventory with 'auto' plugin: YAML parsing failed: While parsing "
             "a flow sequence did not find expected ',' or ']'.\n\nFailed to parse inventory with 'auto' "
             "plugin.\n\n<<< caused by >>>\n\nOrigin: /x/hosts.yml:2:1\n\n[WARNING]: Unable to parse "
@@ -378,13 +380,12 @@ def test_an_inventory_ansible_cannot_parse_is_said_with_ansibles_words(tmp_path,
 
 
 def test_ansible_giving_up_after_the_tasks_started_ends_the_run_with_its_words_not_unreachable_hosts(
-        tmp_path, monkeypatch):
+        tmp_path, engine_for, clock):
     """A vaulted group_vars of one group, no vault password: ansible-playbook had started the other hosts' tasks
     when it gave up; every host was "unreachable ... (a site worker gone?)" on a run with no site worker."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.errors import UserError
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()},
                                            abort="Attempting to decrypt but no vault secrets found.")
     with pytest.raises(UserError) as raised:
@@ -396,15 +397,12 @@ def test_ansible_giving_up_after_the_tasks_started_ends_the_run_with_its_words_n
     assert all(state.result.status != HOST_UNREACHABLE for state in collector.hosts.values())
 
 
-def test_a_pass_that_failed_without_a_site_worker_does_not_blame_one(tmp_path, monkeypatch):
-    from fake_fleet import Clock
-
-    Clock(monkeypatch)
+def test_a_pass_that_failed_without_a_site_worker_does_not_blame_one(tmp_path, engine_for, clock):
     engine, driver, _ = engine_for(tmp_path, {})
-    assert engine._no_answer("r1") == bench.NO_ANSWER and "site worker" not in bench.NO_ANSWER
+    assert engine.no_answer("r1") == flow.NO_ANSWER and "site worker" not in flow.NO_ANSWER
     driver.workers = {"lab": object()}
     driver.host_worker = {"r2": "lab"}
-    assert engine._no_answer("r1") == bench.NO_ANSWER and engine._no_answer("r2") == bench.NO_ANSWER_WORKER
+    assert engine.no_answer("r1") == flow.NO_ANSWER and engine.no_answer("r2") == flow.NO_ANSWER_WORKER
 
 
 def test_ansibles_error_lines_are_its_words_of_every_version():
@@ -429,11 +427,11 @@ def test_ansibles_error_lines_are_its_words_of_every_version():
         "Failed to parse '/p/c.yml': 'x' is undefined)")
 
 
-def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
-    from fake_fleet import Clock, router
+def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes_on(
+        tmp_path, monkeypatch, capsys, engine_for, clock):
+    from fake_fleet import router
     from orchestrator.run import fleet
 
-    Clock(monkeypatch)
     real_apply = fleet.apply_facts
 
     def apply_facts(state, stdout):
@@ -451,10 +449,9 @@ def test_a_bug_of_ours_on_one_hosts_output_fails_that_host_once_and_the_run_goes
     assert "sslbench: internal error on odd" in capsys.readouterr().err
 
 
-def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch, capsys):
-    from fake_fleet import Clock, router
+def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch, capsys, engine_for, clock):
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()})
 
     def full(state, name, text):
@@ -467,12 +464,12 @@ def test_results_that_cannot_be_written_stop_the_run_once(tmp_path, monkeypatch,
     assert driver.calls[-1][0] == "cleanup.yml"  # launched hosts are stopped, not left measuring for nothing
 
 
-def test_logs_a_poll_took_off_its_host_that_the_results_could_not_take_are_said_lost(tmp_path, monkeypatch, capsys):
+def test_logs_a_poll_took_off_its_host_that_the_results_could_not_take_are_said_lost(
+        tmp_path, monkeypatch, capsys, engine_for, clock):
     """The results had room when the last poll was sent (it removes the work dir) and none when its logs came: the
     user is told those logs are lost, not that they wait on the host; the other host's do wait there."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     engine, driver, collector = engine_for(tmp_path, {"r1": router(), "r2": router()}, forks=1)  # both polled
 
     def full(state, name, text):
@@ -483,8 +480,8 @@ def test_logs_a_poll_took_off_its_host_that_the_results_could_not_take_are_said_
     err = capsys.readouterr().err
     assert driver.steps == {"r1": ["detect", "launch", "poll"], "r2": ["detect", "launch"]}
     assert "the last logs of r1 are lost" in err
-    assert f"r2 {bench.work_dir(collector.run.run_id, 'r2')}" in err
-    assert f"r1 {bench.work_dir(collector.run.run_id, 'r1')}" not in err
+    assert f"r2 {stages.work_dir(collector.run.run_id, 'r2')}" in err
+    assert f"r1 {stages.work_dir(collector.run.run_id, 'r1')}" not in err
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a read-only tmpfs for the results")
@@ -493,21 +490,20 @@ def test_results_on_a_read_only_filesystem_have_no_room_to_forget(tmp_path):
     disk.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", str(disk)], check=True)
     try:
-        assert bench.results_have_room(disk)
+        assert stages.results_have_room(disk)
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
-        assert not bench.results_have_room(disk)  # room, but nothing can be written
+        assert not stages.results_have_room(disk)  # room, but nothing can be written
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs for the results")
-def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, monkeypatch, capsys):
+def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, capsys, engine_for, clock):
     """The results on a real filesystem that another process fills while the cells run: the logs the hosts
     ship can no longer be saved (ENOSPC from the kernel). With so little room no launch removes its own work dir,
     none is told to forget, and the cleanup stops openssl but leaves each work dir, whose path is said."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
 
-    Clock(monkeypatch)
     disk = tmp_path / "small"
     disk.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], check=True)
@@ -528,7 +524,7 @@ def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, monkeypatch
         launches: list[str] = []
         engine, driver, collector = engine_for(disk, {"r1": filled_while_running(router()),
                                                       "r2": filled_while_running(router())})
-        assert not bench.results_have_room(collector.run_dir)  # 2 MB: under ROOM_TO_FORGET
+        assert not stages.results_have_room(collector.run_dir)  # 2 MB: under ROOM_TO_FORGET
         engine.run()
         assert engine.unwritable and engine.interrupt.reason == "cannot write the results (No space left on device)"
         # launched without the wait after which a launch removes its work dir; never told to forget
@@ -540,17 +536,15 @@ def test_a_results_disk_that_fills_up_mid_run_loses_no_log(tmp_path, monkeypatch
         assert left, driver.steps
         err = capsys.readouterr().err
         for name in left:
-            assert f"{name} {bench.work_dir(collector.run.run_id, name)}" in err
+            assert f"{name} {stages.work_dir(collector.run.run_id, name)}" in err
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_path, monkeypatch):
+def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_path, engine_for, clock):
     """1,000 boards through 50 forks: the first pass launches them over minutes, so many are overdue when it
     ends. They are all polled in the next pass, not a few hosts per pass (each pass is an ansible-playbook)."""
-    from fake_fleet import Clock, router
-
-    clock = Clock(monkeypatch)
+    from fake_fleet import router
 
     def slow(name):
         host = router()
@@ -567,14 +561,13 @@ def test_after_a_long_first_pass_one_pass_polls_every_host_due_by_its_end(tmp_pa
     assert all(s.result.status == HOST_OK and s.finished for s in collector.hosts.values())
 
 
-def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(tmp_path, monkeypatch):
+def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(tmp_path, engine_for, clock):
     """Every figure is here when the forget runs: losing its answer must not fail the host (it did: the poll
     after it found no work dir), but the dir must not stay on the router either."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
     from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
-    Clock(monkeypatch)
     ok = router(finished_after=2)
 
     def host(kind, script):
@@ -590,13 +583,12 @@ def test_a_forget_that_fails_leaves_the_host_ok_and_its_work_dir_to_the_cleanup(
     assert driver.calls[-1] == (CLEANUP_PLAYBOOK, ["r1"])
 
 
-def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_cells_again(tmp_path, monkeypatch):
+def test_a_launch_that_removed_its_work_dir_but_whose_answer_was_lost_runs_the_cells_again(tmp_path, engine_for, clock):
     """A launch that waited removes the work dir once it printed everything: if that output never arrives, the
     host is launched again (the cells run again); nothing is counted from a launch that was not heard."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router()
     launches = []
 
@@ -628,14 +620,13 @@ LOST = "Shared connection to 127.0.0.9 closed."
     # every log came, only the end of the session was lost: nothing runs again
     ("all-but-its-end", ["detect", "launch", "poll", "poll"]),
 ])
-def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_path, monkeypatch, lost, steps):
+def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_path, lost, steps, engine_for, clock):
     """`poll forget` removes the work dir once it printed the last logs: if that output never arrives whole, the
     next poll (told to ship again) finds no work dir, and the host is launched again for the cells not stored
     rather than failed."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router()
     work = {"there": False}
     polls, launched = [], []
@@ -673,7 +664,7 @@ def test_a_last_poll_that_removed_its_work_dir_but_whose_answer_was_lost(tmp_pat
 
 
 @pytest.mark.skipif(not shutil.which("openssl"), reason="runs this machine's openssl")
-def test_a_lost_last_poll_on_a_real_shell_runs_the_missing_cells_again_and_leaves_nothing(tmp_path):
+def test_a_lost_last_poll_on_a_real_shell_runs_the_missing_cells_again_and_leaves_nothing(tmp_path, engine_for):
     """The same, with every step of r1 run by a real shell on this machine (BusyBox ash where there is one, as on
     a router), real openssl cells and a real work dir in /tmp: its last poll removes the work dir and its output
     is cut short on the way; the next poll finds no work dir, the cells run again, and the host ends ok with every
@@ -703,19 +694,18 @@ def test_a_lost_last_poll_on_a_real_shell_runs_the_missing_cells_again_and_leave
         assert len(state.plan.cells) == 2 and state.cells_done == {cell.id for cell in state.plan.cells}
         assert all(m.status == OK and m.bytes_per_second > 0 for m in state.result.measurements)
     finally:
-        work = Path(bench.work_dir(collector.run.run_id, "r1"))
+        work = Path(stages.work_dir(collector.run.run_id, "r1"))
         left = work.exists()
         shutil.rmtree(work, ignore_errors=True)
     assert not left
 
 
-def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_again(tmp_path, monkeypatch):
+def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_again(tmp_path, engine_for, clock):
     """A poll's logs are moved to shipped/ once printed: when that output is lost, the next poll says `again`
     (run.sh then ships them again), and only until one answer comes back whole."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router(finished_after=2)
     polls = []
 
@@ -732,13 +722,12 @@ def test_a_poll_whose_answer_was_lost_is_followed_by_one_that_ships_everything_a
     assert collector.hosts["r1"].result.status == HOST_OK
 
 
-def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_so(tmp_path, monkeypatch):
+def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_so(tmp_path, engine_for, clock):
     """No answer was lost, yet the work dir is gone (a reboot, /tmp cleaned): the cells are not run again behind
     the user's back; the host fails with the reason (it used to be the shell's `can't open run.sh`)."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
 
-    Clock(monkeypatch)
     ok = router()
 
     def host(kind, script):
@@ -753,32 +742,32 @@ def test_a_work_dir_gone_before_everything_was_shipped_fails_the_host_and_says_s
     assert state.result.status == HOST_FAILED and "work dir was gone" in state.result.reason
 
 
-def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_with_room(tmp_path, monkeypatch):
+def test_a_poll_step_says_gone_when_its_work_dir_is_not_there_and_forgets_only_with_room(
+        tmp_path, monkeypatch, engine_for):
     """The poll step's script, run by a real shell: a missing work dir is a state, not a shell error; `forget`
     only while the results have room (should writing them fail, the host still has what it shipped)."""
     from fake_fleet import router
 
     engine, _driver, collector = engine_for(tmp_path, {"r1": router()})
-    step = engine._poll_step("r1", 0.0)
+    step = engine.decisions.poll_step("r1", 0.0)
     assert step.forgets and step.script.rstrip().endswith("run.sh poll forget")
-    assert not Path(bench.work_dir(collector.run.run_id, "r1")).exists()
+    assert not Path(stages.work_dir(collector.run.run_id, "r1")).exists()
     for shell in [s for s in ("/bin/sh", shutil.which("busybox")) if s]:
         out = subprocess.run([shell, *(["sh"] if shell.endswith("busybox") else []), "-s"], input=step.script,
                              capture_output=True, text=True, timeout=10)
         assert (out.returncode, protocol.state(out.stdout), out.stderr) == (0, "gone", "")
-    monkeypatch.setattr(bench, "results_have_room", lambda run_dir: False)
-    step = engine._poll_step("r1", 0.0)
+    monkeypatch.setattr(stages, "results_have_room", lambda run_dir: False)
+    step = engine.decisions.poll_step("r1", 0.0)
     assert not step.forgets and step.script.rstrip().endswith("run.sh poll")
 
 
-def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, monkeypatch):
+def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, engine_for, clock):
     """The runner is detached the moment the launch runs: a Ctrl-C before its answer came back must still
     send the cleanup (stop openssl, remove the work dir) to that host."""
-    from fake_fleet import Clock, router
+    from fake_fleet import router
     from orchestrator.run.hostlink import Outcome
     from orchestrator.run.runner import CLEANUP_PLAYBOOK
 
-    Clock(monkeypatch)
     ok = router()
     engine_box = []
 

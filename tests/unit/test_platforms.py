@@ -46,9 +46,9 @@ def test_detect_looks_at_exactly_the_tables_files_and_package_managers(tmp_path)
 
 
 def test_the_detect_step_takes_the_lists_and_the_install_step_is_the_package_managers_command():
-    from orchestrator.run import engine
+    from orchestrator.run import stages
 
-    script = engine.detect_script()
+    script = stages.detect_script()
     assert f"SSLBENCH_RELEASE_FILES={shlex.quote(' '.join(platforms.RELEASE_FILES))}" in script.splitlines()
     assert f"SSLBENCH_PACKAGE_MANAGERS={shlex.quote(' '.join(pm.name for pm in platforms.PACKAGE_MANAGERS))}" in \
         script.splitlines()

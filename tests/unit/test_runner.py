@@ -3,9 +3,8 @@ from pathlib import Path
 
 from orchestrator import store
 from orchestrator.run import matrix
-from orchestrator.run.fleet import Collector, HostState, apply_facts, cell_measurements, failure_reason, \
-    provisioning_decision
-from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult, Run
+from orchestrator.run.fleet import HostState, apply_facts, cell_measurements, failure_reason, provisioning_decision
+from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult
 from orchestrator.parse.protocol import exit_codes, progress_part, split_logs
 from orchestrator.run.progress import HostProgress, ProgressView
 from orchestrator.run.config import RunConfig
@@ -16,16 +15,12 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "speed"
 MR_LOG = (DATA / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt").read_text()
 
 
-def runner_event(name, host="r1", task="Wait for the benchmark cells", **res):
-    return {"event": name, "uuid": "x", "event_data": {"host": host, "task": task, "res": res}}
-
-
-def test_retry_event_becomes_host_event_with_unix_line_ends():
+def test_retry_event_becomes_host_event_with_unix_line_ends(runner_event):
     ev = host_event(runner_event("runner_retry", stdout="@@sslbench-progress\r\nstart 1 2 a\r\n", rc=0))
     assert ev.kind == "retry" and ev.host == "r1" and ev.stdout == "@@sslbench-progress\nstart 1 2 a\n"
 
 
-def test_unreachable_and_failed_events_carry_the_message():
+def test_unreachable_and_failed_events_carry_the_message(runner_event):
     ev = host_event(runner_event("runner_on_unreachable", msg="Failed to connect to the host via ssh: refused"))
     assert ev.kind == "unreachable" and "refused" in ev.message
     ev = host_event(runner_event("runner_on_failed", stdout="", stderr="boom", rc=1))
@@ -108,32 +103,25 @@ def test_a_cut_log_block_is_not_taken():
     assert split_logs("@@sslbench-log 001-a\nhalf of it") == []
 
 
-def cell(**kw):
-    base = dict(id="001-evp-chacha20-poly1305-t1-r0", algorithm="chacha20-poly1305", kind="cipher", api="evp",
-                threads=1, sizes=matrix.SIZES_NEW, args=["speed", "-mr", "-evp", "chacha20-poly1305"], seconds=18.0)
-    base.update(kw)
-    return matrix.CellPlan(**base)
-
-
-def test_cell_log_becomes_measurements_with_repeat_and_version():
+def test_cell_log_becomes_measurements_with_repeat_and_version(cell):
     ms = cell_measurements(cell(repeat=2), MR_LOG, "3.0.19", rc=0)
     assert {m.block_size for m in ms} == set(matrix.SIZES_NEW)
     assert all(m.status == OK and m.repeat == 2 and m.api == "evp" and m.algorithm == "chacha20-poly1305" for m in ms)
     assert all(m.bytes_per_second > 0 for m in ms)
 
 
-def test_sizes_filtered_when_the_host_has_no_bytes_option():
+def test_sizes_filtered_when_the_host_has_no_bytes_option(cell):
     ms = cell_measurements(cell(sizes=(1024,)), MR_LOG, "3.0.19", rc=0)
     assert [m.block_size for m in ms] == [1024]
 
 
-def test_refused_cell_is_unsupported_with_openssls_words():
+def test_refused_cell_is_unsupported_with_openssls_words(cell):
     ms = cell_measurements(cell(sizes=(16, 64)), "speed: Unknown algorithm chacha20-poly1305\n", "1.0.2u", rc=1)
     assert [(m.block_size, m.status) for m in ms] == [(16, UNSUPPORTED), (64, UNSUPPORTED)]
     assert "Unknown algorithm chacha20-poly1305" in ms[0].reason
 
 
-def test_crashed_cell_is_an_error():
+def test_crashed_cell_is_an_error(cell):
     ms = cell_measurements(cell(sizes=(16,)), "Segmentation fault\n", "3.0.19", rc=139)
     assert ms[0].status == ERROR and "Segmentation fault" in ms[0].reason
 
@@ -165,7 +153,7 @@ def test_detect_output_gives_facts_and_a_provisioning_choice():
     apply_facts(state, DETECT.replace("\n", "\r\n"))
     assert state.result.os.family == "openwrt"
     assert state.logical_cpus == 4 and state.openssl_path is None
-    assert state.package_managers == ["opkg"] and state.tmp_free_kb == 120000
+    assert state.package_managers == ["opkg"]
     assert provisioning_decision(state, no_provision=False, upgrade=False).name == "opkg"
 
 
@@ -189,7 +177,7 @@ def test_opkg_failure_reason_keeps_the_last_lines():
     assert "exit code 255" in reason
 
 
-def test_a_failed_launch_is_told_by_the_hosts_stderr_not_its_login_banner():
+def test_a_failed_launch_is_told_by_the_hosts_stderr_not_its_login_banner(runner_event):
     """sslbench_step runs without a pty: the host's words are in stderr, behind raw's generic msg."""
     ev = host_event(runner_event(
         "runner_on_failed", task="Ship the runner and its cells, and start it", msg="non-zero return code", rc=1,
@@ -202,18 +190,7 @@ def test_a_failed_launch_is_told_by_the_hosts_stderr_not_its_login_banner():
     assert reason.endswith("exit code 1")
 
 
-def make_collector(tmp_path, host="r1"):
-    run_dir = store.new_run_dir(tmp_path)
-    run = Run(run_id=run_dir.name, created="now")
-    collector = Collector(run, run_dir, ProgressView(live=False, stream=open(tmp_path / "progress.txt", "w")))
-    state = collector.host(host)
-    state.result.openssl.version = "3.0.19"
-    state.plan = matrix.HostPlan(host=host, capabilities=matrix.capabilities("3.0.19"),
-                                 cells=[cell(), cell(id="002-evp-chacha20-poly1305-t2-r0", threads=2)])
-    return collector, state
-
-
-def test_collector_stores_logs_and_saves_the_run_when_a_host_finishes(tmp_path):
+def test_collector_stores_logs_and_saves_the_run_when_a_host_finishes(tmp_path, make_collector, runner_event):
     collector, state = make_collector(tmp_path, host="../evil; rm -rf ~")
     collector.run.complete = False  # as `sslbench run` stores it at the start
     collector.save()
@@ -237,7 +214,7 @@ def test_collector_stores_logs_and_saves_the_run_when_a_host_finishes(tmp_path):
     assert "incomplete" in host.flags
 
 
-def test_a_log_cut_short_on_the_host_never_gives_a_figure_from_its_cut_line(tmp_path):
+def test_a_log_cut_short_on_the_host_never_gives_a_figure_from_its_cut_line(tmp_path, make_collector, runner_event):
     """The host's /tmp filled while openssl wrote: the log ends inside the last figure, no newline, no evidence.
     `+F:…:3603096935.06` cut to `…:3603` was a plain ok 3.6 kB/s at 16384 bytes."""
     collector, state = make_collector(tmp_path)
@@ -257,7 +234,7 @@ def test_a_log_cut_short_on_the_host_never_gives_a_figure_from_its_cut_line(tmp_
     assert (collector.host_path(state) / f"{cell_id}.log").read_text() == cut  # the raw log as the host had it
 
 
-def test_collector_marks_missing_cells_when_the_run_stops(tmp_path):
+def test_collector_marks_missing_cells_when_the_run_stops(tmp_path, make_collector):
     collector, state = make_collector(tmp_path)
     collector.finish(state, "interrupted (Ctrl-C)")
     assert state.result.status == HOST_FAILED and state.result.reason == "interrupted (Ctrl-C)"
@@ -267,7 +244,7 @@ def test_collector_marks_missing_cells_when_the_run_stops(tmp_path):
     assert state2.result.status == HOST_OK
 
 
-def test_host_names_that_sanitise_alike_get_separate_directories(tmp_path):
+def test_host_names_that_sanitise_alike_get_separate_directories(tmp_path, make_collector):
     collector, first = make_collector(tmp_path, host="a;b")
     second = collector.host("a b")
     second.plan = first.plan
@@ -279,7 +256,7 @@ def test_host_names_that_sanitise_alike_get_separate_directories(tmp_path):
     assert first.result.logs != second.result.logs
 
 
-def test_retry_events_drive_the_plain_progress_lines(tmp_path):
+def test_retry_events_drive_the_plain_progress_lines(tmp_path, make_collector, runner_event):
     import io
 
     stream = io.StringIO()
@@ -424,7 +401,7 @@ def test_a_large_fleet_gets_one_summary_line_not_a_line_per_host():
     assert stream.getvalue().splitlines()[-1] == "4 hosts: 3 done, 1 failed"
 
 
-def test_an_unreachable_hosts_reason_is_one_line(tmp_path):
+def test_an_unreachable_hosts_reason_is_one_line(tmp_path, make_collector, runner_event):
     collector, state = make_collector(tmp_path)
     collector.on_event(host_event(runner_event(
         "runner_on_unreachable", host=state.name, task="Detect host facts",
@@ -435,7 +412,7 @@ def test_an_unreachable_hosts_reason_is_one_line(tmp_path):
                                    "during banner exchange | Connection to 127.0.0.251 port 2299 timed out")
 
 
-def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_event(tmp_path, capsys):
+def test_a_results_dir_that_cannot_be_written_stops_the_run_once_not_at_every_event(tmp_path, capsys, runner_event):
     """The results disk full mid-run: every event said `internal error … OSError` and the hosts measured on for
     nothing (their copies removed by `forget` once shipped). Now the run stops as Ctrl-C does, said once."""
     from orchestrator.run.runner import Interrupt

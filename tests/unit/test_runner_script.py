@@ -354,7 +354,7 @@ def test_a_runner_that_finished_between_two_looks_is_not_dead(tmp_path):
 # --- the launcher: one file that ships the runner, its conditions script and cells, and starts it --------------
 
 def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_launch_finds_it(tmp_path):
-    from orchestrator.run import engine
+    from orchestrator.run import stages
     from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
 
     _, fake = workdir(tmp_path, [])
@@ -363,8 +363,8 @@ def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_lau
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unit{os.getpid()}"
     script = tmp_path / "launcher.sh"
-    script.write_text(engine.launcher_script(run_id, plan, str(fake), 0))
-    work = Path(engine.work_dir(run_id, plan.host))
+    script.write_text(stages.launcher_script(run_id, plan, str(fake), 0))
+    work = Path(stages.work_dir(run_id, plan.host))
     path = sh_only_path(tmp_path)
     try:
         # as the sslbench_step action runs it: `sh -s`, the script on stdin
@@ -397,7 +397,7 @@ def test_the_launcher_writes_the_work_dir_and_starts_the_runner_and_a_second_lau
 def test_a_launcher_that_cannot_write_its_files_stops_says_why_and_leaves_no_work_dir(tmp_path):
     """/tmp full on the host: `cat > run.sh` writes part of the file and fails. The cut script must never run
     (it did: `run.sh: Syntax error: end of file unexpected`), and the half work dir must not stay in /tmp."""
-    from orchestrator.run import engine
+    from orchestrator.run import stages
     from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
 
     _, fake = workdir(tmp_path, [])
@@ -405,7 +405,7 @@ def test_a_launcher_that_cannot_write_its_files_stops_says_why_and_leaves_no_wor
     plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unitfull{os.getpid()}"
-    work = Path(engine.work_dir(run_id, plan.host))
+    work = Path(stages.work_dir(run_id, plan.host))
     bin_dir = tmp_path / "full-bin"
     bin_dir.mkdir()
     for tool in SH_ONLY_TOOLS:
@@ -415,7 +415,7 @@ def test_a_launcher_that_cannot_write_its_files_stops_says_why_and_leaves_no_wor
                                  'exit 1\n')
     (bin_dir / "cat").chmod(0o755)
     try:
-        out = subprocess.run(["/bin/sh", "-s"], input=engine.launcher_script(run_id, plan, str(fake), 0),
+        out = subprocess.run(["/bin/sh", "-s"], input=stages.launcher_script(run_id, plan, str(fake), 0),
                              capture_output=True, text=True, env={"PATH": str(bin_dir)}, timeout=30)
         assert out.returncode == 1 and "@@sslbench-state started" not in out.stdout
         assert "cannot write run.sh" in out.stderr and "No space left on device" in out.stderr
@@ -549,7 +549,7 @@ def test_a_one_cell_launch_starts_few_processes_on_the_host(tmp_path):
     the two probes of the snapshot before, and the file moves and copies it needs, no shell started per cell or
     per log, no copy per log shipped, one move for the idle gate's log and the snapshot before, none for logs
     shipped by the launch's last poll (issue 15: 24 besides the sleeps before, 14 now)."""
-    from orchestrator.run import engine
+    from orchestrator.run import stages
     from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
 
     _, fake = workdir(tmp_path, [])
@@ -562,9 +562,9 @@ def test_a_one_cell_launch_starts_few_processes_on_the_host(tmp_path):
     plan.cells.append(CellPlan(id="001-t", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
                                args=["speed", "table"], seconds=2.0))
     run_id = f"unitcount{os.getpid()}"
-    work = Path(engine.work_dir(run_id, plan.host))
+    work = Path(stages.work_dir(run_id, plan.host))
     try:
-        out = subprocess.run(["/bin/sh", "-s"], input=engine.launcher_script(run_id, plan, "openssl", 0, 15),
+        out = subprocess.run(["/bin/sh", "-s"], input=stages.launcher_script(run_id, plan, "openssl", 0, 15),
                              capture_output=True, text=True, env={"PATH": path}, timeout=30)
         assert protocol_state(out.stdout) == "finished" and "@@sslbench-forgotten" in out.stdout, out
         logs = dict(split_logs(out.stdout))

@@ -128,3 +128,38 @@ def test_become_on_a_requiretty_host_runs_each_step_on_a_terminal(shell, tmp_pat
     assert action._exec(b"printf 'a b\\n'\n")["stdout"] == "a b\n"
     assert [kind for kind, _ in host.calls] == ["user", "tty", "user"]  # the host's later steps: the tty way at once
     assert set(Path("/tmp").glob("sslbench-tty.*")) == before  # no step left behind
+
+
+@pytest.mark.parametrize("hostvars", [
+    {},
+    {"ansible_port": 2222, "ansible_user": "pi", "ansible_ssh_private_key_file": "~/.ssh/board",
+     "ansible_ssh_common_args": "-o ProxyJump=gw", "ansible_ssh_extra_args": "-o 'SendEnv=A B'"},
+    {"ansible_host_key_checking": False, "ansible_ssh_args": "-o ControlMaster=no"},
+    {"ansible_ssh_args": "-C -o ControlMaster=auto -o ControlPersist=60s -o ControlPath=/tmp/sslbench-test-%%h"},
+    {"ansible_ssh_verbosity": 2, "ansible_ssh_timeout": 30},
+], ids=["defaults", "port-user-key-args", "no-master", "own-control-path", "verbose"])
+def test_the_sessions_ssh_line_is_the_one_ansibles_ssh_connection_runs(hostvars, tmp_path, monkeypatch):
+    """The plugin builds the session's ssh line from the ssh connection's documented options only; Ansible's own
+    builder (a private method, read here as the reference only) makes the same line, ControlPath included, so the
+    session shares the SSH master Ansible's execs use."""
+    import io
+    import warnings
+
+    from ansible.playbook.play_context import PlayContext
+    from ansible.plugins.loader import connection_loader
+
+    monkeypatch.setenv("ANSIBLE_SSH_CONTROL_PATH_DIR", str(tmp_path / "cp"))
+    spec = importlib.util.spec_from_file_location("sslbench_step_ssh", PLUGIN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    context = PlayContext()
+    context.remote_addr = "127.0.0.9"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # cryptography's deprecations, as ansible-core imports it
+        conn = connection_loader.get("ssh", context, io.StringIO())
+    conn.set_options(var_options={"ansible_host": "127.0.0.9", **hostvars})
+    ansibles = [os.fsdecode(word) for word in
+                conn._build_command(conn.get_option("ssh_executable"), "ssh", "127.0.0.9", "/bin/sh -s")]
+    assert module.ssh_argv(conn, context.remote_addr) == ansibles
+    conn.set_options(var_options={"ansible_host": "127.0.0.9", "ansible_password": "pw"})
+    assert module.ssh_argv(conn, context.remote_addr) is None  # a password to answer: Ansible's own exec does that
