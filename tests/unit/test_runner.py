@@ -4,7 +4,7 @@ from pathlib import Path
 from orchestrator import store
 from orchestrator.run import matrix
 from orchestrator.run.fleet import HostState, apply_facts, cell_measurements, failure_reason, provisioning_decision
-from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult
+from orchestrator.model import ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, OK, UNSUPPORTED, HostResult, Run
 from orchestrator.parse.protocol import exit_codes, progress_part, split_logs
 from orchestrator.run.progress import HostProgress, ProgressView
 from orchestrator.run.config import RunConfig
