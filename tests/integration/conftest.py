@@ -102,6 +102,7 @@ class RigControl:
     def __init__(self) -> None:
         self._stopped: set[str] = set()
         self._feed_down = False
+        self._apk_repo_down = False
 
     def _rig(self, *args: str) -> None:
         result = rig_cli(*args)
@@ -126,6 +127,17 @@ class RigControl:
         self._feed_down = False
 
     @contextlib.contextmanager
+    def apk_repo_unreachable(self):
+        """openwrt3's apk repository unreachable (`apk update` then fails: wget exited with error 4)."""
+        self._rig("apk-repo-down")
+        self._apk_repo_down = True
+        try:
+            yield
+        finally:
+            self._rig("apk-repo-up")
+            self._apk_repo_down = False
+
+    @contextlib.contextmanager
     def host_stopped(self, name: str, sessions: bool = False):
         self.stop_host(name, sessions)
         try:
@@ -146,11 +158,13 @@ class RigControl:
             self.start_host(name)
         if self._feed_down:
             self.feed_up()
+        if self._apk_repo_down:
+            self._rig("apk-repo-up")
 
 
 @pytest.fixture
 def rig_control(rig_inventory):
-    """Stop/start one host's SSH server, take the opkg feed down; all undone after the test."""
+    """Stop/start one host's SSH server, take the opkg feed or the apk repository down; all undone after the test."""
     control = RigControl()
     yield control
     control.repair()

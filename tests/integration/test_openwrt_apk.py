@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import rig_cli
 
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, HOST_OK, OK
@@ -67,16 +66,6 @@ def openwrt3(testinfra_host, rig_inventory):
     clean()
     yield host
     clean()
-    assert rig_cli("apk-repo-up").returncode == 0
-
-
-@contextlib.contextmanager
-def repository_unreachable():
-    assert rig_cli("apk-repo-down").returncode == 0
-    try:
-        yield
-    finally:
-        assert rig_cli("apk-repo-up").returncode == 0
 
 
 def run_rc(host, command: str):
@@ -139,9 +128,9 @@ def test_apk_add_unknown_package_says_no_such_package_and_changes_nothing(openwr
     assert state_of(host) == before
 
 
-def test_apk_update_with_the_repository_unreachable(openwrt3):
+def test_apk_update_with_the_repository_unreachable(openwrt3, rig_control):
     host = openwrt3
-    with repository_unreachable():
+    with rig_control.apk_repo_unreachable():
         rc, out, err = run_rc(host, "apk update")
     assert rc == 2  # apk update exits with the number of unavailable (and stale) repositories
     assert "ERROR: wget: exited with error 4" in err
@@ -208,15 +197,15 @@ def test_sslbench_installs_openssl_with_apk_and_benchmarks_openwrt_25(openwrt3, 
     ("untrusted", [f"updating and opening {UNTRUSTED_BASE}: UNTRUSTED signature",
                    "1 unavailable, 0 stale; 1 distinct packages available"]),
 ])
-def test_an_apk_failure_fails_the_host_in_apks_words_and_leaves_it_as_it_was(openwrt3, rig_inventory, tmp_path,
-                                                                             fault, words):
+def test_an_apk_failure_fails_the_host_in_apks_words_and_leaves_it_as_it_was(openwrt3, rig_inventory, rig_control,
+                                                                             tmp_path, fault, words):
     host = openwrt3
     if fault == "unknown":  # a reachable, trusted repository without openssl-util (only the target's packages)
         set_repositories(host, CORE)
     elif fault == "untrusted":
         set_repositories(host, CORE, UNTRUSTED_BASE)
     before = state_of(host)
-    with repository_unreachable() if fault == "unreachable" else contextlib.nullcontext():
+    with rig_control.apk_repo_unreachable() if fault == "unreachable" else contextlib.nullcontext():
         result = sslbench("run", "-i", str(rig_inventory), "--limit", NAME, *TINY, "--results", str(tmp_path))
     assert result.returncode == 1
     failed = only_host(tmp_path)
