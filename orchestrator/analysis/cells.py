@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
 from orchestrator import methods, stats
-from orchestrator.evidence import validity
 from orchestrator.model import ALL_FLAGS, BUSY, OK, UNSUPPORTED, HostResult, Measurement, Run
 
 # The flags that make a figure less comparable, carried from measurements and hosts to their cells.

@@ -40,7 +40,7 @@ sentence names the cause and the boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from orchestrator import methods, stats, store
 from orchestrator.analysis import identity, provenance

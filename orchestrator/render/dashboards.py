@@ -19,7 +19,7 @@ import datetime as _dt
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from orchestrator import stats
 from orchestrator.analysis import cells, identity

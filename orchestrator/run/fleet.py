@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator import store
-from orchestrator.errors import UserError
 from orchestrator.evidence import clusters, validity
 from orchestrator.parse import protocol
 from orchestrator.run import budget, matrix, platforms

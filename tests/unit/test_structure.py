@@ -225,3 +225,11 @@ def test_the_size_check_sees_a_long_function():
 def test_few_untyped_dicts_cross_the_package():
     count = sum(path.read_text().count("dict[str, Any]") for path in MODULES.values())
     assert count < MAX_UNTYPED_DICTS, f"{count} times dict[str, Any]: type the data instead"
+
+
+def test_the_grouping_and_the_tables_judge_nothing_themselves():
+    """cells groups figures with the busy rule it is handed (validity.busy_below), and tables lay out what analysis
+    gives them: neither reaches for the judge or the answers itself."""
+    assert not {m for m in module_level_imports(MODULES["orchestrator.analysis.cells"])
+                if m.startswith("orchestrator.evidence")}
+    assert "orchestrator.analysis.insights" not in module_level_imports(MODULES["orchestrator.render.tables"])
