@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from orchestrator import runschema
 from orchestrator.errors import UserError
-from orchestrator.model import HOST_FAILED, HOST_OK, INCOMPLETE, SCHEMA_VERSION, HostResult, Run
+from orchestrator.model import HOST_FAILED, HOST_OK, INCOMPLETE, HostResult, Run
 
 RUN_FILE = "run.json"
 HOST_FILE = "host.json"  # <run>/<host>/host.json: a host's result, written when it finishes
@@ -127,13 +128,14 @@ def load_run(path: Path | str) -> Run:
         raise UserError(f"{path} is not a stored run (no {RUN_FILE}); runs live under results/<run-id>/")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UserError(f"cannot read {file}: {exc}") from None
     if not isinstance(data, dict) or "run_id" not in data:
         raise UserError(f"{file} is not an sslbench run file")
-    schema = data.get("schema", 0)
-    if schema > SCHEMA_VERSION:
-        raise UserError(f"{file} was written by a newer sslbench (schema {schema}); upgrade sslbench to read it")
+    try:
+        runschema.check_run(data)  # the one check of a run as read: no reader meets a value of the wrong type
+    except runschema.BadRun as exc:
+        raise UserError(f"{file}: {exc}") from None
     run = Run.from_dict(data)
     if not run.complete:  # a run at work, or one that stopped dead: its finished hosts are in their own files
         _add_finished_hosts(run, file.parent)
@@ -144,9 +146,11 @@ def _add_finished_hosts(run: Run, run_dir: Path) -> None:
     finished = {}
     for path in sorted(run_dir.glob(f"*/{HOST_FILE}")):
         try:
-            host = HostResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError):
-            continue  # a file cut short by the crash: its host did not finish, as below
+            data = json.loads(path.read_text(encoding="utf-8"))
+            runschema.check_host(data)
+            host = HostResult.from_dict(data)
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # BadRun is a ValueError
+            continue  # a file cut short by the crash, or damaged: its host did not finish, as below
         finished[host.host] = host
     for host in run.hosts:  # never finished: not `ok` with no figures, as if it had measured nothing
         if host.host not in finished and host.status == HOST_OK:
