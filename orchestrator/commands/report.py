@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from orchestrator import reference, store, terminal
+from orchestrator import journal, reference, store, terminal
 from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import insights
 from orchestrator.errors import UserError
@@ -78,7 +78,10 @@ def report_command(args: argparse.Namespace) -> int:
     said = sys.stdout if fmt.reading and not args.output else sys.stderr
     every_host = args.all or (args.host and not args.runs)
     if every_host:
-        runs = store.latest_of_each_host(store.load_all(args.results), args.host or ())
+        stored = store.load_all(args.results)
+        runs = store.latest_of_each_host(stored, args.host or ())
+        for note in journal.disagreements(stored):  # "latest" is the run written last, whatever its date
+            print(f"note: {note}", file=said)
     else:
         runs = [store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs or ["latest"]]
         if args.host:
