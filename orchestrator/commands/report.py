@@ -108,7 +108,12 @@ def report_command(args: argparse.Namespace) -> int:
     if args.view:
         print(report.render_text(runs, args.view, links, width))
     else:
-        print(tables.render_runs(runs, args.format, width, legend=True if every_host else None))
+        doc = tables.runs_document(runs, legend=True if every_host else None)
+        text = formats.write(doc, args.format, width)
+        if text:  # nothing to show is no line at all in CSV, never a line of prose
+            print(text)
+        for line in formats.asides(doc, args.format):
+            print(line, file=sys.stderr)
     for note in notes if fmt.reading else ():
         print(f"note: {note}")
     return 0
