@@ -83,9 +83,18 @@ def _refuse_non_text(head: bytes, label: str) -> None:
         raise UserError(f"{label} is not a text log (it contains binary data)")
 
 
+def say_errors(name: str, log: ParsedLog) -> None:
+    """A reader's bug met in the log (ParsedLog.errors), on stderr: never a quiet note, as figures may be lost."""
+    label = "standard input" if name == "-" else name
+    for error in log.errors:
+        print(f"sslbench: {label}: {error}: a bug in sslbench, figures of that part may be missing; please report "
+              "it with the log", file=sys.stderr)
+
+
 def checked(name: str, log: ParsedLog) -> ParsedLog:
     """The parsed log of FILE, or a UserError when it holds no figure (a session of facts alone is fine)."""
     label = "standard input" if name == "-" else name
+    say_errors(name, log)
     if not log.measurements and not _has_facts(log):
         said = next((note for note in log.skipped if "openssl said: " in note), None)
         if said:  # openssl itself failed ("speed: Unknown algorithm ..."): say what it said

@@ -200,6 +200,9 @@ class ParsedLog:
     skipped: list[str] = field(default_factory=list)  # human-readable notes on what could not be read
     # How openssl timed it: "elapsed" (wall clock: -elapsed), "cpu" (its default, user CPU time), "mixed", or None
     timing: str | None = None
+    # a reader's own bug: an exception it raised, caught so the rest of the log is read; the figures of those
+    # lines may be lost. Never a note on the log (that is `skipped`): the parser tests fail on any
+    errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -209,6 +212,7 @@ class ParsedLog:
             "openssl": self.openssl.to_dict(),
             "skipped": list(self.skipped),
             "timing": self.timing,
+            "errors": list(self.errors),
         }
 
 

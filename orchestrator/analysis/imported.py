@@ -10,13 +10,14 @@ from orchestrator import store
 from orchestrator.analysis import provenance
 from orchestrator.analysis.provenance import merge
 from orchestrator.errors import UserError
-from orchestrator.logfiles import read_log
+from orchestrator.logfiles import read_log, say_errors
 from orchestrator.model import ParsedLog, Run
 from orchestrator.parse.batch import parse_many
 
 def parse_logs(paths: list[Path], texts: list[str]) -> list[ParsedLog]:
     parsed = parse_many(texts)  # all logs at once, on every core
     for path, log in zip(paths, parsed):
+        say_errors(str(path), log)
         if not log.measurements:
             raise UserError(f"{path}: no openssl speed results found in it; is it the output of `openssl speed`?")
     return parsed

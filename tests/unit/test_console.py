@@ -212,7 +212,7 @@ def test_random_cuts_of_a_real_session_never_raise():
         piece = SESSION[start:start + rng.randrange(1, 3000)]
         if rng.random() < 0.3:
             piece = piece.replace("\n", " ")
-        parse_console(piece)
+        assert parse_console(piece).errors == [], piece  # no reader's exception caught by the safety net
 
 
 # ----------------------------------------------------------------------------- every sample reads fully
