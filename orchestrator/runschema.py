@@ -55,6 +55,7 @@ class _Spec:
     types: frozenset[type]
     items: frozenset[type] | None = None  # a list's item types; None: any item
     wanted: str = ""
+    record: type | None = None  # a list of records (HostResult.tunnels): each item checked as this dataclass
 
     def check(self, value: object, where: str) -> None:
         if type(value) not in self.types:
@@ -62,7 +63,9 @@ class _Spec:
         if self.items is not None and type(value) is list:
             for index, item in enumerate(value):
                 if type(item) not in self.items:
-                    raise _fail(f"{where}[{index}]", "a string", item)
+                    raise _fail(f"{where}[{index}]", "an object" if self.record else "a string", item)
+                if self.record is not None:
+                    _record(item, self.record, f"{where}[{index}]")
 
 
 def _spec_of(hint: Any) -> _Spec | None:
@@ -79,6 +82,8 @@ def _spec_of(hint: Any) -> _Spec | None:
         wanted = " or ".join(part.wanted for part in parts if part) + (" or null" if type(None) in args else "")
         return _Spec(frozenset(allowed), items, wanted)
     if origin is list:
+        if args and isinstance(args[0], type) and dataclasses.is_dataclass(args[0]):
+            return _Spec(frozenset({list}), frozenset({dict}), "an array", record=args[0])
         item = _spec_of(args[0]) if args else None
         return _Spec(frozenset({list}), item.types if item else None, "an array")
     if origin is dict:
@@ -98,6 +103,8 @@ def _specs(cls: type) -> dict[str, _Spec]:
     """Each field of a dataclass and what it accepts, read from its annotations once."""
     hints = typing.get_type_hints(cls)
     found = {f.name: _spec_of(hints[f.name]) for f in dataclasses.fields(cls)}
+    if cls is HostResult:  # rows (schema 3) or objects (1, 2): checked by _rows and check_host, not as records
+        found["measurements"] = _Spec(frozenset({list}), None, "an array")
     return {name: spec for name, spec in found.items() if spec is not None}
 
 
@@ -225,6 +232,7 @@ def _fast_records(records: list[dict[str, object]], cls: type) -> bool:
     for record in records:
         groups.setdefault(tuple(record), []).append(record)
     items_of = dict(lists)
+    records_of: dict[str, type] = {name: spec.record for name, spec in _specs(cls).items() if spec.record is not None}
     for keys, group in groups.items():
         if not allowed.keys() >= set(keys) or not required.issubset(keys):
             return False
@@ -234,6 +242,9 @@ def _fast_records(records: list[dict[str, object]], cls: type) -> bool:
                 return False
             items = items_of.get(name)
             if items is not None and not items.issuperset(map(type, itertools.chain.from_iterable(column))):
+                return False
+            nested = records_of.get(name)
+            if nested is not None and not _fast_records(list(itertools.chain.from_iterable(column)), nested):
                 return False
     return True
 

@@ -3,6 +3,7 @@ names the run and the field, and answers from the rest (issue 37, item 5)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Callable
@@ -29,6 +30,17 @@ def _set(*path: Any) -> Callable[[dict[str, Any]], None]:
     return damage
 
 
+def _kind(data: dict[str, Any], kind: object) -> None:
+    """A schema 4 row whose kind is not a name: the row filled out to every field, the fields named."""
+    from orchestrator.model import Measurement
+    host = data["hosts"][0]
+    names = [f.name for f in dataclasses.fields(Measurement)]
+    row = host["measurements"][0]
+    defaults = [None, None, None, None, None, 1, None, None, None, None, "ok", None, 0, [], None]
+    host["measurements"][0] = row + defaults[len(row):] + [kind]
+    host["measurement_fields"] = names[:len(host["measurements"][0])]
+
+
 # the damage, and the field the skip line must name
 DAMAGES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "schema-string": (_set("schema", "3"), "run.schema"),
@@ -52,6 +64,10 @@ DAMAGES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "value-string": (_set("hosts", 0, "measurements", 0, 2, "fast"), "hosts[0].measurements[0].bytes_per_second"),
     "threads-true": (_set("hosts", 0, "measurements", 0, 5, True), "hosts[0].measurements[0].threads"),
     "fields-number": (_set("hosts", 0, "measurement_fields", 3), "hosts[0].measurement_fields"),
+    "kind-number": (lambda data: _kind(data, 4), "hosts[0].measurements[0].kind"),
+    "tunnels-of-strings": (_set("hosts", 0, "tunnels", ["wireguard"]), "hosts[0].tunnels[0]"),
+    "tunnel-mtu-string": (_set("hosts", 0, "tunnels", [{"tunnel": "wireguard", "implementation": "kernel",
+                                                        "mtu": "1420"}]), "hosts[0].tunnels[0].mtu"),
 }
 
 
@@ -135,9 +151,9 @@ def test_a_host_json_of_the_wrong_shape_counts_as_unfinished(tmp_path: Path):
 
 def test_the_schema_follows_the_dataclasses():
     """A field added to model.py is checked without a change to runschema (its type read from the annotation)."""
-    from orchestrator.model import HostResult, Measurement, Run
+    from orchestrator.model import HostResult, InstalledPackage, Measurement, Run, TunnelEvidence, TunnelMethod
     import dataclasses
-    for cls in (Measurement, HostResult, Run):
+    for cls in (Measurement, HostResult, Run, TunnelMethod, TunnelEvidence, InstalledPackage):
         checked = set(runschema._specs(cls))
         unchecked = {f.name for f in dataclasses.fields(cls)} - checked
         assert unchecked <= {"cpu", "os", "openssl"}, (cls, unchecked)  # nested records, checked as records
