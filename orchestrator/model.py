@@ -225,11 +225,8 @@ class ParsedLog:
     os: OsFacts = field(default_factory=OsFacts)
     openssl: OpenSSLBuild = field(default_factory=OpenSSLBuild)
     skipped: list[str] = field(default_factory=list)  # human-readable notes on what could not be read
-    # How openssl timed it: "elapsed" (wall clock: -elapsed), "cpu" (its default, user CPU time), "mixed", or None
-    timing: str | None = None
-    # a reader's own bug: an exception it raised, caught so the rest of the log is read; the figures of those
-    # lines may be lost. Never a note on the log (that is `skipped`): the parser tests fail on any
-    errors: list[str] = field(default_factory=list)
+    timing: str | None = None  # how openssl timed: "elapsed" (-elapsed), "cpu" (its default), "mixed", or None
+    errors: list[str] = field(default_factory=list)  # a reader's bug the parser's net caught: figures may be lost
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -238,8 +235,7 @@ class ParsedLog:
             "os": self.os.to_dict(),
             "openssl": self.openssl.to_dict(),
             "skipped": list(self.skipped),
-            "timing": self.timing,
-            "errors": list(self.errors),
+            "timing": self.timing, "errors": list(self.errors),
         }
 
 
