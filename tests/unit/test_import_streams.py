@@ -127,3 +127,19 @@ def test_concurrent_imports_of_different_logs_each_land_once(tmp_path: Path):
     hosts = sorted(store.load_run(path).hosts[0].host for path in store.list_runs(results))
     assert hosts == [f"h{i}" for i in range(len(logs))]
     assert len((results / ".written").read_text().splitlines()) == len(logs)
+
+
+def test_runs_starting_while_imports_land_are_each_written_once(tmp_path: Path):
+    """What `sslbench run` does with the store (store.new_run_dir, then run.json), in processes of its own, while
+    imports land: every run is in the store and in its journal once, in one order."""
+    results = tmp_path / "results"
+    start_run = ("import sys\nfrom orchestrator import store\nfrom orchestrator.model import Run\n"
+                 "d = store.new_run_dir(sys.argv[1])\n"
+                 "store.save_run(d, Run(run_id=d.name, created=store.utc_now()))\n")
+    started = [subprocess.Popen([sys.executable, "-c", start_run, str(results)], cwd=ROOT) for _ in range(4)]
+    started += [subprocess.Popen([*SSLBENCH, "import", str(log), "--host", f"h{i}", "--results", str(results)],
+                                 cwd=ROOT, stdout=subprocess.DEVNULL) for i, log in enumerate([LOG, *OTHERS])]
+    assert [p.wait(timeout=120) for p in started] == [0] * len(started)
+    runs = [p.name for p in store.list_runs(results)]
+    written = [line.split("\t")[0] for line in (results / ".written").read_text().splitlines()]
+    assert len(runs) == len(started) and sorted(written) == sorted(runs) and runs == written
