@@ -25,6 +25,7 @@ RUN_FILE = "run.json"
 HOST_FILE = "host.json"  # <run>/<host>/host.json: a host's result, written when it finishes
 DEFAULT_RESULTS = Path("results")
 LOCK_FILE = ".lock"  # results/.lock: the store's lock (`locked`)
+REFERENCE_DIR = "reference"  # results/reference/<id>/: the entries of `import --reference`, a store of their own
 ASIDE_PREFIX = ".aside-"  # results/.aside-<run-id>: a run being written whole, renamed into place when done
 # the reason of a host an unfinished run.json lists without its host.json
 UNFINISHED = ("did not finish: the run was stopped before this host finished (or is still running); "
@@ -231,11 +232,16 @@ def resolve_run(ref: str, results_dir: Path | str = DEFAULT_RESULTS) -> Path:
 
 def load_all(results: Path) -> list[Run]:
     """Every readable run in the store; unreadable ones are named on stderr and skipped."""
-    runs = []
-    paths = list_runs(results)
-    if not paths:
+    if not list_runs(results):
         raise UserError(f"no stored runs under {results}; give --results DIR or run `sslbench run` first")
-    for path in paths:
+    return readable_runs(results)
+
+
+def readable_runs(results: Path | str) -> list[Run]:
+    """The runs under `results` that load, in the order written; each one that does not is named on stderr in one
+    line (the file and the field) and skipped: no single file takes the store down."""
+    runs = []
+    for path in list_runs(results):
         try:
             runs.append(load_run(path))
         except UserError as exc:

@@ -55,6 +55,10 @@ def check(results: Path) -> list[Finding]:
             continue
         if path.name.startswith("."):
             continue
+        if path.name == store.REFERENCE_DIR and not (path / store.RUN_FILE).is_file():
+            found += [finding for entry in sorted(path.iterdir()) if entry.is_dir() and not entry.is_symlink()
+                      for finding in _check_run_dir(entry, live)]  # the entries of `import --reference`
+            continue
         found += _check_run_dir(path, live)
     found += [Finding(Kind.HALF_WRITTEN, tmp, "a write cut short (the file it was to replace is whole)")
               for tmp in sorted(results.glob("*/**/*.tmp"))]

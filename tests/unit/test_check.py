@@ -102,3 +102,28 @@ def test_an_import_at_work_holds_the_lock_and_its_aside_is_not_called_left(tmp_p
     with store.locked(results):
         assert not [f for f in storecheck.check(results) if f.kind is storecheck.Kind.ASIDE]
     assert [f.path for f in storecheck.check(results) if f.kind is storecheck.Kind.ASIDE] == [aside]
+
+
+def test_a_damaged_reference_entry_is_named_by_check_and_skipped_by_its_readers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(storecheck, "_other_sslbench", lambda: [])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    results = tmp_path / "results"
+    _good(results)
+    for board in ("myboard", "other"):
+        assert cli.main(["import", str(LOG), "--reference", "--host", board, "--source", "https://example.org/log",
+                         "--results", str(results)]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", "--results", str(results)]) == 0, capsys.readouterr().out
+    entry = next((results / store.REFERENCE_DIR).glob("myboard*"))
+    data = json.loads((entry / store.RUN_FILE).read_text())
+    data["hosts"][0]["cpu"] = "fast"
+    (entry / store.RUN_FILE).write_text(json.dumps(data))
+    capsys.readouterr()
+    assert cli.main(["check", "--results", str(results)]) == 1
+    (line, summary) = capsys.readouterr().out.splitlines()
+    assert line.startswith(f"{entry / store.RUN_FILE}: unreadable run: ") and "hosts[0].cpu: an object expected" in line
+    assert cli.main(["report", "--all", "--against", "known", "--results", str(results)]) == 0
+    out, err = capsys.readouterr()
+    assert "other" in out and err.count("sslbench: skipping ") == 1 and "myboard" in err
