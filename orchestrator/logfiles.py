@@ -45,6 +45,7 @@ def read_log(name: str | Path, limit: int = MAX_LOG_BYTES) -> tuple[str, bytes]:
     text = data
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell `>` writes UTF-16 with a byte-order mark
         text = data.decode("utf-16", errors="replace").encode("utf-8")
+        _refuse_non_text(text[:_SNIFF], label)  # binary behind a byte-order mark is binary all the same
     if not text.strip():
         raise UserError(f"{label} is empty; give the saved output of `openssl speed` (2>&1) or a console session")
     return text.decode("utf-8-sig", errors="replace"), data
