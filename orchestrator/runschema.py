@@ -7,8 +7,10 @@ traceback far away, in whichever reader touched it first. Here every field is ch
 dataclass declares (read from the annotations, so a field added to model.py is checked without a change here), and
 the first one that is wrong is named: `BadRun("hosts[3].firmware: a string or null expected, not 42")`.
 
-Measurement rows, the bulk of a store, are checked by their distinct type signatures (a few per store, built in C
-with map), not value by value.
+Two ways to the same answer: a fast one asks only yes or no, the values of a whole run taken column by column (a set
+of types per column, built in C: the bulk of a store is its measurement rows); only a run it says no to goes the
+slow way, field by field, which names the field (or, where the fast way was stricter than the schema, lets it
+pass: a key this version does not know).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import itertools
 import operator
 import types
 import typing
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from orchestrator.model import (HOST_FAILED, HOST_OK, HOST_UNREACHABLE, SCHEMA_VERSION, CpuFacts, HostResult,
                                 Measurement, OpenSSLBuild, OsFacts, Run)
@@ -30,9 +32,6 @@ HOST_STATUSES_SET = frozenset(HOST_STATUSES)
 
 class BadRun(ValueError):
     """A stored run that does not fit the schema: the message names the field (`hosts[2].cpu.logical_cpus: ...`)."""
-
-
-Check = Callable[[object, str], None]  # raises BadRun naming the field
 
 
 def _describe(value: object) -> str:
