@@ -2,7 +2,8 @@
 
 - `gw<U+202E>1` (a bidi override in the host name) with a firmware label carrying 0x01 and an escape sequence,
   measured twice and imported with one `--date`: two runs of the same time;
-- `r "7"\\b` (quotes and a backslash) from a plain `openssl speed` log, at the same time too.
+- `r "7"\\b` (quotes and a backslash) from an `openssl speed -mr` log with public-key
+  figures, at the same time too.
 For the formats for programs (test_machine_outputs.py) and the programs that read them (test_consumers.py).
 """
 from __future__ import annotations
@@ -17,9 +18,11 @@ GATEWAY = "gw\u202e1"
 FIRMWARE = "fw\x01 1.0 \x1b]0;owned\x07"
 ROUTER = 'r "7"\\b'
 DATE = "2026-01-01T00:00:00Z"
+DATE_UNIX = 1767225600  # DATE as Unix seconds
+FIRMWARE_LABEL_START = "fw\x01"  # how the firmware label (identity.firmware_label) of GATEWAY's runs starts
 LOGS = ((GATEWAY, DATA / "console" / "debian12-x86_64-openssl-3.0.19-session.txt", FIRMWARE),
         (GATEWAY, DATA / "console" / "openssl-3.0.22-x86_64-legacy-and-evp-session.txt", FIRMWARE),
-        (ROUTER, DATA / "speed" / "openssl-1.1.1w-x86_64-evp-aes-128-gcm.txt", None))
+        (ROUTER, DATA / "speed" / "openssl-1.1.1w-x86_64-mr-chacha20-poly1305-pk.txt", None))
 
 
 def sslbench(*args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
