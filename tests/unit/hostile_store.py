@@ -1,9 +1,8 @@
 """A store as a hostile fleet leaves it, made the way a user makes one: `sslbench import` of real logs.
 
-- `gw<U+202E>1` (a bidi override in the host name) with a firmware label carrying 0x01 and an escape sequence,
-  measured twice and imported with one `--date`: two runs of the same time;
-- `r "7"\\b` (quotes and a backslash) from an `openssl speed -mr` log with public-key
-  figures, at the same time too.
+- `gw<U+202E>1` (a bidi override in the host name) with a firmware label carrying 0x01, DEL and an escape
+  sequence, measured twice and imported with one `--date`: two runs of the same time;
+- `r "7"\\b` (quotes and a backslash) from an `openssl speed -mr` log with public-key figures, at that time too.
 For the formats for programs (test_machine_outputs.py) and the programs that read them (test_consumers.py).
 """
 from __future__ import annotations
@@ -15,7 +14,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1] / "data"
 SSLBENCH = str(Path(sys.executable).parent / "sslbench")
 GATEWAY = "gw\u202e1"
-FIRMWARE = "fw\x01 1.0 \x1b]0;owned\x07"
+FIRMWARE = "fw\x01 1.0\x7f \x1b]0;owned\x07"
 ROUTER = 'r "7"\\b'
 DATE = "2026-01-01T00:00:00Z"
 DATE_UNIX = 1767225600  # DATE as Unix seconds

@@ -7,6 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import pty
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -15,7 +18,7 @@ import pytest
 import hostile_store
 from hostile_store import FIRMWARE, GATEWAY, ROUTER, sslbench
 from orchestrator import store, textsafe
-from orchestrator.render import formats, tables
+from orchestrator.render import tables
 
 DATA_FORMATS = ("json", "csv", "markdown")
 
@@ -57,18 +60,16 @@ def test_junit_on_stdout_is_the_file_and_xml_reads_back_every_name(results: Path
     assert "\u202e" not in piped.decode("utf-8") and "&#x202e;" in piped.decode("utf-8")  # inert in a terminal
 
 
-def expected(command: str, fmt: str, results: Path) -> str:
-    """What the format writes for the command, in this process (the file a `-o` would hold)."""
-    if command == "report":
-        runs = store.latest_of_each_host(store.load_all(results), ())
-        return tables.render_runs(runs, fmt, None, legend=True) + "\n"
-    raise AssertionError(command)
+def report_written(fmt: str, results: Path) -> str:
+    """What the format writes for `report --all`, in this process (what a file of it would hold)."""
+    runs = store.latest_of_each_host(store.load_all(results), ())
+    return tables.render_runs(runs, fmt, None, legend=True) + "\n"
 
 
 @pytest.mark.parametrize("fmt", DATA_FORMATS)
 def test_table_formats_on_stdout_are_what_the_format_writes(results: Path, fmt: str) -> None:
     piped = sslbench("report", "--all", "--results", str(results), "--format", fmt).stdout.decode("utf-8")
-    assert piped == expected("report", fmt, results)
+    assert piped == report_written(fmt, results)
     if fmt == "json":  # JSON's own escapes: the names come back exactly
         hosts = {record["host"] for record in json.loads(piped)}
         assert hosts == {GATEWAY, ROUTER}
@@ -92,9 +93,6 @@ def test_every_command_writes_its_format_unaltered(results: Path, command: str, 
 
 def test_a_terminal_still_gets_the_terminal_rule(results: Path) -> None:
     """stdout a terminal: a person reads the figures there, and no escape sequence of a host runs."""
-    import os
-    import pty
-    import subprocess
     main, child = pty.openpty()
     done = subprocess.run([hostile_store.SSLBENCH, "report", "--all", "--results", str(results), "--format",
                            "influx"], stdout=child, stderr=subprocess.PIPE, timeout=120)
