@@ -17,8 +17,8 @@ import pytest
 
 import hostile_store
 from hostile_store import FIRMWARE, GATEWAY, ROUTER, sslbench
-from orchestrator import store, textsafe
-from orchestrator.render import tables
+from orchestrator import cli, store, textsafe
+from orchestrator.render import formats, tables
 
 DATA_FORMATS = ("json", "csv", "markdown")
 
@@ -89,6 +89,30 @@ def test_every_command_writes_its_format_unaltered(results: Path, command: str, 
         cells = [cell for row in csv.reader(io.StringIO(piped)) for cell in row]
         assert any(textsafe.cell(GATEWAY) in cell or textsafe.cell(FIRMWARE) in cell for cell in cells)
     assert not textsafe.CONTROL.search(piped)  # CSV and Markdown: textsafe.cell's escapes; JSON: ASCII
+
+
+@pytest.mark.parametrize("command, fmt", [(command, fmt) for command in ("report", "history", "diff", "trend")
+                                          for fmt in DATA_FORMATS + (("junit",) if command in ("diff", "trend") else ())])
+def test_stdout_is_what_the_format_wrote(results: Path, command: str, fmt: str, monkeypatch: pytest.MonkeyPatch,
+                                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """Every command, every format for programs: stdout holds, byte for byte, the text the format's writer gave
+    (what a file of it holds), whatever host text is in it; nothing between them rewrites it."""
+    old, new = runs_of(results)
+    args = {"report": ("report", "--all"), "history": ("history", GATEWAY), "diff": ("diff", old, new),
+            "trend": ("trend", GATEWAY)}[command]
+    written: list[str] = []
+    original = formats.write
+
+    def recording(doc: object, name: str, width: int | None = None) -> str:
+        text = original(doc, name, width)  # type: ignore[arg-type]
+        written.append(text)
+        return text
+
+    monkeypatch.setattr(formats, "write", recording)
+    monkeypatch.setattr(tables.formats, "write", recording)
+    assert cli.main([*args, "--results", str(results), "--format", fmt]) == 0
+    out = capsysbinary.readouterr().out
+    assert written and out == (written[-1] + "\n").encode("utf-8")
 
 
 def test_a_terminal_still_gets_the_terminal_rule(results: Path) -> None:
