@@ -1,6 +1,6 @@
-"""`sslbench publish [--results DIR] -o SITE/`: a static site of the store: an index of hosts with sparklines, a page per
-host (trend table, steps, drifts, a plot per cell over time) and a comparison page per algorithm beside the known
-boards. Plain HTML with the PNGs beside it: open SITE/index.html from disk or serve SITE/ with any web server.
+"""`sslbench publish [--results DIR] -o SITE/`: a static site of the store: an index of hosts with sparklines, a
+page per host (trend table, steps, drifts, a plot per cell over time) and a comparison page per algorithm beside the
+known boards. Plain HTML with the PNGs beside it: open SITE/index.html from disk or serve SITE/ with any web server.
 SITE must be new, empty or a site publish wrote before (it leaves a .sslbench-site file there); --force writes into
 any other directory. The store is --results DIR, as for every other command (or, as before, RESULTS)."""
 from __future__ import annotations

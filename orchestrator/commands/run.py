@@ -61,7 +61,8 @@ def run_command(args: argparse.Namespace) -> int:
     for name, (_state, plan) in sorted(plans.items()):
         for note in plan.notes:
             print(f"{name}: {note}", file=sys.stderr)
-    print_format(tables.render_runs([run], args.format, terminal.output_width(args.width)), args.format)  # as `sslbench report` prints it
+    # as `sslbench report` prints it
+    print_format(tables.render_runs([run], args.format, terminal.output_width(args.width)), args.format)
     print_host_summary(run, run_dir)
     if interrupt.requested:
         print(f"sslbench: {interrupt.reason}; the cells finished before it are kept: sslbench report {run_dir}",

@@ -2,7 +2,7 @@
 GitLab and GitHub Actions read (validated against the Jenkins xUnit plugin's junit-10.xsd in the tests).
 
 Host text by XML 1.0's rules: `&<>"` as entities; a character XML 1.0 cannot carry at all, even as a reference
-(C0 controls but tab, LF and CR; U+FFFE, U+FFFF; a lone surrogate), as textsafe's visible escape (`\x01`): the one
+(C0 controls but tab, LF and CR; U+FFFE, U+FFFF; a lone surrogate), as textsafe's visible escape (`\\x01`): the one
 thing a reader of the XML sees in its place; every other character textsafe.terminal would escape (DEL, C1, the
 bidi overrides such as U+202E, CR) as a character reference (`&#x202e;`), which a parser reads back as the character
 itself while the file, shown in a terminal, reorders or moves nothing.

@@ -91,8 +91,11 @@ def test_every_command_writes_its_format_unaltered(results: Path, command: str, 
     assert not textsafe.CONTROL.search(piped)  # CSV and Markdown: textsafe.cell's escapes; JSON: ASCII
 
 
-@pytest.mark.parametrize("command, fmt", [(command, fmt) for command in ("report", "history", "diff", "trend")
-                                          for fmt in DATA_FORMATS + (("junit",) if command in ("diff", "trend") else ())])
+CASES = [(command, fmt) for command in ("report", "history", "diff", "trend")
+         for fmt in DATA_FORMATS + (("junit",) if command in ("diff", "trend") else ())]  # junit: diff's and trend's
+
+
+@pytest.mark.parametrize("command, fmt", CASES)
 def test_stdout_is_what_the_format_wrote(results: Path, command: str, fmt: str, monkeypatch: pytest.MonkeyPatch,
                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     """Every command, every format for programs: stdout holds, byte for byte, the text the format's writer gave
