@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from orchestrator import reference, store, terminal
+from orchestrator.commands import options
 from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import insights
 from orchestrator.errors import UserError
@@ -96,7 +97,7 @@ def report_command(args: argparse.Namespace) -> int:
         if args.output:
             _replace(args.output, text)
         else:
-            sys.stdout.write(text)
+            options.print_format(text, args.format, end="")
         return 0
     if args.output:  # orchestrator/render/report.py: the page with the user's answers, tables and plots
         print(report.render_page(runs, args.format, args.output, links=links))
@@ -105,7 +106,8 @@ def report_command(args: argparse.Namespace) -> int:
     if args.view:
         print(report.render_text(runs, args.view, links, width))
     else:
-        print(tables.render_runs(runs, args.format, width, legend=True if every_host else None))
+        options.print_format(tables.render_runs(runs, args.format, width, legend=True if every_host else None),
+                             args.format)
     for note in notes if fmt.reading else ():
         print(f"note: {note}")
     return 0
