@@ -20,12 +20,10 @@ from orchestrator import stats
 from orchestrator.analysis import trend
 from orchestrator.analysis.cells import CARRIED_FLAGS, Key
 from orchestrator.analysis.insights import EVP_GAIN, evp_check, openssl_aes_capability
-from orchestrator.model import OK, HostResult, Measurement
+from orchestrator.model import OK, TUNNEL, HostResult, Measurement
 from orchestrator.units import fmt_number, fmt_rate, mbits
 
 GCM = ("aes-128-gcm", "aes-256-gcm")
-TUNNEL = "tunnel"  # Measurement.kind of a measured tunnel (docs of the tunnel contract)
-SPEED = "openssl-speed"
 DASH = "–"  # a column with nothing measured for this board
 ARMCAP_SHA256 = 1 << 4  # OPENSSL_armcap: ARMV8_SHA256
 IA32CAP_SHA_BIT = 29  # OPENSSL_ia32cap's second word: CPUID(7).EBX, bit 29 is SHA-NI
@@ -114,18 +112,13 @@ def gcm_cells(point: trend.RunPoint) -> tuple[Cell, Cell]:
     return out[0], out[1]
 
 
-def _kind(m: Measurement) -> str:
-    return str(getattr(m, "kind", SPEED))
-
-
 def tunnel_cell(result: HostResult) -> Cell:
     """The measured tunnels of the host's latest run: per tunnel, implementation, direction and streams, the median
     of the receiver's throughput in Mbit/s, best first; a dash when no tunnel was measured."""
     groups: dict[tuple[str, str, str, int], list[Measurement]] = {}
     for m in result.measurements:
-        if _kind(m) == TUNNEL:
-            implementation = str(getattr(m, "implementation", None) or "")
-            groups.setdefault((m.algorithm, implementation, m.operation or "", m.threads), []).append(m)
+        if m.kind == TUNNEL:
+            groups.setdefault((m.algorithm, m.implementation or "", m.operation or "", m.threads), []).append(m)
     if not groups:
         return Cell(f'<span class="none" title="no tunnel measured">{DASH}</span>', "")
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
