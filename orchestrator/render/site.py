@@ -159,7 +159,8 @@ def _host_page(host: str) -> HostPage:
             f"history (median robust z beyond ±{trend.Z_THRESHOLD:g}) and runs with validity flags are left out of "
             "the medians and steps.</p>"]
     body += _findings(result) + _cell_plots(result, host, colors)
-    algorithms = sorted({c.key.algorithm for c in result.cells})
+    # the comparisons this host is in (publish writes one per algorithm of the hosts' latest figures)
+    algorithms = sorted({c.key.algorithm for c in result.cells if c.groups[-1] and c.groups[-1].median is not None})
     page = web.page(f"{host}: trend", body, _nav(algorithms))
     (_OUT / file).write_text(textsafe.terminal(page), encoding="utf-8")
     latest = {c.key: g.median for c in result.cells for g in [c.groups[-1]] if g is not None and g.median is not None}
@@ -209,7 +210,8 @@ def _cell_plots(result: trend.Trend, host: str, colors: dict[str, str]) -> list[
     img_dir.mkdir(parents=True, exist_ok=True)
     if not extras.have_plots():
         body.append(web.note(extras.PLOTS_HINT))
-    plotted = result.cells[:MAX_CELL_PLOTS] if extras.have_plots() else []
+    measured = [cell for cell in result.cells if _series(result, cell.key)]  # a figure to draw
+    plotted = measured[:MAX_CELL_PLOTS] if extras.have_plots() else []
     files = textsafe.file_names(label(cell.key) for cell in plotted)
     for cell in plotted:
         name = f"{files[label(cell.key)]}.png"
@@ -218,8 +220,8 @@ def _cell_plots(result: trend.Trend, host: str, colors: dict[str, str]) -> list[
         figures.append(web.figure(f"img/{_FILES[host]}/{name}", f"{label(cell.key)} over time", width, height,
                                   caption=label(cell.key)))
     body.append(f'<div class="plots">{"".join(figures)}</div>')
-    if len(result.cells) > MAX_CELL_PLOTS and extras.have_plots():
-        body.append(web.note(f"Plots of the first {MAX_CELL_PLOTS} of {len(result.cells)} cells."))
+    if len(measured) > MAX_CELL_PLOTS and extras.have_plots():
+        body.append(web.note(f"Plots of the first {MAX_CELL_PLOTS} of {len(measured)} cells."))
     return body
 
 

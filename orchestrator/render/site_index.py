@@ -183,6 +183,7 @@ STYLE = """
 table.glance { font-size: 0.78em; } table.glance th { min-width: 0; }
 table.glance td { white-space: normal; vertical-align: top; } table.glance small { color: #555; }
 table.glance td:first-child { overflow-wrap: anywhere; min-width: 6em; }
+table.glance td a { white-space: normal; overflow-wrap: anywhere; }
 table.glance .figure { white-space: nowrap; font-weight: 600; } .none { color: #888; }
 .flag { display: inline-block; background: #fde6b0; color: #6b4500; border-radius: 0.3em; padding: 0 0.3em;
   font-size: 0.85em; font-style: normal; }
