@@ -1,12 +1,15 @@
 """`sslbench publish`: a static site of a result store, no server needed (file:// or any static web server).
 
-- index.html: every host (board, CPU, firmware, last run, steps and drifts) with a sparkline per headline cell;
+- index.html: every host at a glance (site_index: CPU, cores, AES/SHA instructions, best AES-GCM on one and on all
+  cores, the measured VPN tunnel, flags beside each figure; firmware, last run, steps and drifts) with a sparkline
+  per headline cell, sortable by any column;
 - host-<host>.html: the host's trend (trend.py: medians per firmware, steps, drifts) and a plot per cell over
   time, coloured by firmware, firmware changes and named steps marked, drifting runs crossed;
 - compare-<algorithm>.html: every host's figures under its latest firmware beside the known boards
-  (orchestrator/reference), marked as reference, and a bar chart.
+  (orchestrator/reference), marked as reference, their sources as links, and a bar chart of the cell most hosts have.
 
-Pages are self-contained HTML (inline CSS, sparklines as inline SVG); plots are PNGs beside them in img/.
+Pages are self-contained HTML (inline CSS, sparklines as inline SVG, the index's one inline script); plots are PNGs
+beside them in img/, drawn by site_plots to fit their text.
 Hosts are rendered in forked worker processes on every CPU (each computes its trend and draws its plots).
 """
 from __future__ import annotations
