@@ -140,7 +140,7 @@ def test_a_third_kind_is_one_entry_and_runs_through_cells_diff_and_verdicts(late
     rows = diff.diff_runs(old, new)
     assert [(r.key.kind, r.significant) for r in rows] == [(SPEED, False), ("latency", True)]  # speed first
     (case,) = verdict.failures(verdict.diff_cases(rows, 10.0))  # up is worse where lower is better
-    assert case.name == "wireguard rtt" and "+50.0%" in (case.failure or "")
+    assert case.failure == "wireguard rtt: +50.0% (p=0.008), worse than +10%"
     faster = Run("c", "2026-01-03T00:00:00+00:00", hosts=[HostResult("r", measurements=_rtt([0.5, 0.51, 0.49, 0.5,
                                                                                             0.52]))])
     assert not verdict.failures(verdict.diff_cases(diff.diff_runs(old, faster), 10.0))
@@ -160,3 +160,28 @@ def test_views_made_for_openssl_speed_never_show_a_tunnel_as_one_of_its_figures(
     assert tables.throughput_table(tables.records([host]))[1] == []
     exposed = dashboards.figures([Run("a", "2026-01-01T00:00:00+00:00", hosts=[host])])
     assert [dict(f.labels)["algorithm"] for f in exposed if f.family != dashboards.RUN_TIME] == ["rsa2048"]
+
+
+def test_a_tunnel_figure_and_an_openssl_cell_never_share_a_key_whatever_their_fields():
+    """Even spelled alike field by field, a tunnel and an openssl figure are two cells, never compared."""
+    as_speed = Measurement("wireguard", bytes_per_second=30e6, operation=FORWARD)
+    as_tunnel = dataclasses.replace(as_speed, kind=TUNNEL)
+    kernel = dataclasses.replace(as_tunnel, implementation="kernel")
+    grouped = cells.host_cells(HostResult("r", measurements=[as_speed, as_tunnel, kernel]))
+    assert len(grouped) == 3
+    assert {cell.unit for cell in grouped.values()} == {"ops/s", "bit/s"}  # an openssl operation: ops/s
+    old = Run("a", "2026-01-01T00:00:00+00:00", hosts=[HostResult("r", measurements=[as_speed])])
+    new = Run("b", "2026-01-02T00:00:00+00:00", hosts=[HostResult("r", measurements=[kernel])])
+    assert [r.flags for r in diff.diff_runs(old, new)] == [["missing-new"], ["missing-old"]]
+
+
+def test_openssl_speeds_request_is_the_run_commands_matrix_options():
+    """The options a kind says its request takes are options `sslbench run` has (the tunnel helper adds --tunnels)."""
+    import argparse
+
+    from orchestrator import cli
+
+    parser = cli.build_parser("run")
+    run = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
+    flags = {flag for action in run._actions for flag in action.option_strings}
+    assert {option.flag for option in kinds.get(SPEED).options} <= flags
