@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from orchestrator import extras, reference, store, textsafe
+from orchestrator import extras, kinds, reference, store, textsafe
 from orchestrator.analysis import trend
 from orchestrator.analysis.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
@@ -262,7 +262,7 @@ def _sparkline(result: trend.Trend, key: Key, colors: dict[str, str]) -> Cell:
             continue
         part = " ".join(f"{x:.1f},{y:.1f}" for x, y in mine)
         marks.append(f'<polyline fill="none" stroke="{colors[letter]}" stroke-width="1.2" points="{part}"/>')
-    title = html.escape(f"{label(key)}: {fmt_rate(points[-1].value, 'B/s' if key.operation is None else 'ops/s')}"
+    title = html.escape(f"{label(key)}: {fmt_rate(points[-1].value, kinds.get(key.kind).unit_of(key))}"
                         f" now, {count(len(points), 'run')}")
     return Cell(f'<svg width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}" '
                 f'role="img" aria-label="{title}"><title>{title}</title>{"".join(marks)}</svg>',
@@ -311,13 +311,13 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
                 for name, values in references.items()]
     rows_of = [r for r in rows_of if r[1]]
     keys = sorted({k for _, values, _ in rows_of for k in values}, key=sort_key)
-    unit = "B/s" if keys and keys[0].operation is None else "ops/s"
+    unit = kinds.get(keys[0].kind).unit_of(keys[0]) if keys else "B/s"
     links = {p.host: p.file for p in pages}
     body = [f"<p>Each host's medians under its latest firmware (one core: the best cluster of a big.LITTLE board) "
             f"beside published results of known boards, marked as reference (their sources: below, and "
             f"orchestrator/reference/known/boards.toml).</p>"]
-    for api, threads in dict.fromkeys((k.api, k.threads) for k in keys):
-        group = [k for k in keys if (k.api, k.threads) == (api, threads)]
+    for api, threads in dict.fromkeys((k.api or k.implementation, k.threads) for k in keys):  # a tunnel's: its
+        group = [k for k in keys if (k.api or k.implementation, k.threads) == (api, threads)]  # implementation
         rows, classes = [], []
         for name, values, is_reference in rows_of:
             if not any(k in values for k in group):

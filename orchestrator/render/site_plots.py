@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 from orchestrator import textsafe
 from orchestrator.analysis import trend
 from orchestrator.analysis.cells import label
-from orchestrator.units import fmt_delta, mbytes
+from orchestrator.units import BITS, MB, fmt_delta, mbytes
 
 DPI = 80
 PAD_INCHES = 0.12  # white space around the text at the figure's edge
@@ -108,9 +108,18 @@ def wrap_label(text: str, width: int = BAR_LABEL_CHARS) -> str:
     return "\n".join(lines)
 
 
+def _axis(unit: str) -> tuple[Callable[[float], float], str]:
+    """How a kind's unit is drawn: bytes/s as MB/s, a tunnel's bits/s as Mbit/s, operations as they are."""
+    if unit == "B/s":
+        return mbytes, "MB/s"
+    if unit == BITS:
+        return (lambda v: v / MB), "Mbit/s"
+    return (lambda v: v), "ops/s"
+
+
 def bars_figure(bars: Sequence[Bar], title: str, unit: str) -> Any:
     """A horizontal bar chart, largest first, on a log scale; the figure fitted to its text."""
-    scale: Callable[[float], float] = mbytes if unit == "B/s" else (lambda v: v)
+    scale, axis = _axis(unit)
     names = [wrap_label(textsafe.plot_label(bar.name)) for bar in bars]
     lines = max((name.count("\n") + 1 for name in names), default=1)
     slot = 0.14 * lines + 0.16  # inches per bar
@@ -124,7 +133,7 @@ def bars_figure(bars: Sequence[Bar], title: str, unit: str) -> Any:
     ax.set_yticks(positions, names, fontsize=8)
     ax.set_ylim(-0.6, len(bars) - 0.4)
     ax.set_xscale("log")  # a MIPS router and an x86 mini PC differ a thousandfold
-    ax.set_xlabel(("MB/s" if unit == "B/s" else "ops/s") + " (log scale)", fontsize=9)
+    ax.set_xlabel(axis + " (log scale)", fontsize=9)
     ax.set_title(title, fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     fit(made, ax)
@@ -139,7 +148,7 @@ def cell_figure(segments: Sequence[trend.Segment], cell: trend.CellTrend, points
                 colors: dict[str, str]) -> Any:
     """A cell's medians per run over time, coloured by firmware (flagged grey, drifting crossed), a dashed line at
     each firmware change with its named step, and the firmware's letter under the middle of its runs."""
-    scale: Callable[[float], float] = mbytes if cell.unit == "B/s" else (lambda v: v)
+    scale, axis = _axis(cell.unit)
     made = figure(CELL_AXES[0] / 0.8, CELL_AXES[1] / 0.8)
     ax = made.add_axes((0.1, 0.1, 0.8, 0.8))
     for letter in dict.fromkeys(p.letter for p in points):
@@ -166,7 +175,7 @@ def cell_figure(segments: Sequence[trend.Segment], cell: trend.CellTrend, points
         start += len(segment.runs)
     ax.set_xticks(ticks, names)
     ax.set_xlim(-1, max(start, 1))
-    ax.set_ylabel("MB/s" if cell.unit == "B/s" else "ops/s", fontsize=9)
+    ax.set_ylabel(axis, fontsize=9)
     ax.set_title(label(cell.key), fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     ax.tick_params(labelsize=8)
