@@ -12,7 +12,8 @@ from typing import Any
 
 from orchestrator import terminal, units
 from orchestrator.analysis import identity
-from orchestrator.commands.options import add_common_options, add_matrix_options, add_width_option, run_config
+from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option, print_format,
+                                           run_config)
 from orchestrator.model import HOST_OK, OpenSSLBuild, Run
 from orchestrator.render import formats
 from orchestrator.render.model import Document, Table
@@ -48,7 +49,7 @@ def hosts_command(args: argparse.Namespace) -> int:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
         plans = engine.Engine(driver, collector, config, interrupt, bench=False).run()
     text, notes = render_hosts(collector.hosts, plans, args.format, terminal.output_width(args.width))
-    print(text)
+    print_format(text, args.format)
     for note in notes:
         print(note, file=sys.stderr)
     return 0 if all(s.result.status == HOST_OK for s in collector.hosts.values()) else 1

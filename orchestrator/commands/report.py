@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from orchestrator import journal, reference, store, terminal
+from orchestrator.commands import options
 from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import insights
 from orchestrator.errors import UserError
@@ -99,7 +100,7 @@ def report_command(args: argparse.Namespace) -> int:
         if args.output:
             _replace(args.output, text)
         else:
-            sys.stdout.write(text)
+            options.print_format(text, args.format, end="")
         return 0
     if args.output:  # orchestrator/render/report.py: the page with the user's answers, tables and plots
         print(report.render_page(runs, args.format, args.output, links=links))
@@ -111,7 +112,7 @@ def report_command(args: argparse.Namespace) -> int:
         doc = tables.runs_document(runs, legend=True if every_host else None)
         text = formats.write(doc, args.format, width)
         if text:  # nothing to show is no line at all in CSV, never a line of prose
-            print(text)
+            options.print_format(text, args.format)
         for line in formats.asides(doc, args.format):
             print(line, file=sys.stderr)
     for note in notes if fmt.reading else ():
