@@ -225,8 +225,8 @@ class ParsedLog:
     os: OsFacts = field(default_factory=OsFacts)
     openssl: OpenSSLBuild = field(default_factory=OpenSSLBuild)
     skipped: list[str] = field(default_factory=list)  # human-readable notes on what could not be read
-    # How openssl timed it: "elapsed" (wall clock: -elapsed), "cpu" (its default, user CPU time), "mixed", or None
-    timing: str | None = None
+    timing: str | None = None  # how openssl timed: "elapsed" (-elapsed), "cpu" (its default), "mixed", or None
+    errors: list[str] = field(default_factory=list)  # a reader's bug the parser's net caught: figures may be lost
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -235,7 +235,7 @@ class ParsedLog:
             "os": self.os.to_dict(),
             "openssl": self.openssl.to_dict(),
             "skipped": list(self.skipped),
-            "timing": self.timing,
+            "timing": self.timing, "errors": list(self.errors),
         }
 
 

@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from orchestrator import reference, store, terminal
+from orchestrator import journal, reference, store, terminal
 from orchestrator.commands import options
 from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import insights
@@ -79,7 +79,10 @@ def report_command(args: argparse.Namespace) -> int:
     said = sys.stdout if fmt.reading and not args.output else sys.stderr
     every_host = args.all or (args.host and not args.runs)
     if every_host:
-        runs = store.latest_of_each_host(store.load_all(args.results), args.host or ())
+        stored = store.load_all(args.results)
+        runs = store.latest_of_each_host(stored, args.host or ())
+        for note in journal.disagreements(stored):  # "latest" is the run written last, whatever its date
+            print(f"note: {note}", file=said)
     else:
         runs = [store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs or ["latest"]]
         if args.host:
@@ -106,8 +109,12 @@ def report_command(args: argparse.Namespace) -> int:
     if args.view:
         print(report.render_text(runs, args.view, links, width))
     else:
-        options.print_format(tables.render_runs(runs, args.format, width, legend=True if every_host else None),
-                             args.format)
+        doc = tables.runs_document(runs, legend=True if every_host else None)
+        text = formats.write(doc, args.format, width)
+        if text:  # nothing to show is no line at all in CSV, never a line of prose
+            options.print_format(text, args.format)
+        for line in formats.asides(doc, args.format):
+            print(line, file=sys.stderr)
     for note in notes if fmt.reading else ():
         print(f"note: {note}")
     return 0

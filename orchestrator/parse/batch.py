@@ -81,10 +81,11 @@ def _run_chunk(function: Callable[[Any], Any], items: Sequence[Any]) -> bytes:  
 def _parsed_plain(text: str) -> tuple[Any, ...]:
     log = parse_console(text)
     return ([_MEASUREMENT_AS_TUPLE(m) for m in log.measurements],
-            _CPU_AS_TUPLE(log.cpu), _OS_AS_TUPLE(log.os), _BUILD_AS_TUPLE(log.openssl), log.skipped, log.timing)
+            _CPU_AS_TUPLE(log.cpu), _OS_AS_TUPLE(log.os), _BUILD_AS_TUPLE(log.openssl), log.skipped, log.timing, log.errors)
 
 
 def _from_plain(item: tuple[Any, ...]) -> ParsedLog:
-    rows, cpu, os_facts, openssl, skipped, timing = item
+    rows, cpu, os_facts, openssl, skipped, timing, errors = item
     return ParsedLog(measurements=[Measurement(*row) for row in rows], cpu=CpuFacts(*cpu), os=OsFacts(*os_facts),
-                     openssl=OpenSSLBuild(*openssl), skipped=skipped, timing=timing)
+                     openssl=OpenSSLBuild(*openssl), skipped=skipped, timing=timing,
+                     errors=errors)

@@ -140,9 +140,12 @@ def parse_console(text: str) -> ParsedLog:
                 files.setdefault(kind, body)
             else:  # no command, an unknown one (ssh, cat /etc/*release*, opkg ...), or a marker section
                 _sniff_facts(body, files, cpuinfo_texts)
-        except Exception as exc:  # a bug in one parser must not lose the rest of the session
-            result.skipped.append(f"{_label(command)}: could not be read ({type(exc).__name__}: {exc})")
-    _finish_facts(result, files, cpuinfo_texts)
+        except Exception as exc:  # a bug in one parser must not lose the rest of the session: recorded as one
+            result.errors.append(f"{_label(command)}: internal error ({type(exc).__name__}: {exc})")
+    try:
+        _finish_facts(result, files, cpuinfo_texts)
+    except Exception as exc:  # the facts readers' bug: the figures are kept, the error said
+        result.errors.append(f"internal error reading the facts ({type(exc).__name__}: {exc})")
     return result
 
 
@@ -404,6 +407,7 @@ def _add_speed_run(result: ParsedLog, command: str | None, body: str, cut: bool)
         result.timing = timing if result.timing in (None, timing) else "mixed"
     label = _label(command)
     result.skipped.extend(f"{label}: {note}" if command else note for note in parsed.skipped)
+    result.errors.extend(f"{label}: {error}" if command else error for error in parsed.errors)
     if command and not parsed.measurements and not parsed.skipped:
         first = _first_line(body)
         why = f" ({first})" if first and not _looks_like_speed(first) else ""

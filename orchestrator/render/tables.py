@@ -13,7 +13,7 @@ from orchestrator.errors import UserError
 from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, SPEED, UNSUPPORTED, HostResult,
                                 Measurement, ParsedLog, Run)
 from orchestrator.render import formats
-from orchestrator.render.model import Document, Lines, Table
+from orchestrator.render.model import Aside, Document, Table
 from orchestrator.stats import median
 from orchestrator.units import UNITS, convert, fmt_number, fmt_time
 
@@ -327,8 +327,8 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
     headers, body = pk_table(rows)
     if body:
         doc.blocks.append(Table(headers, body, ["api"], readable=True))
-    if not rows and not failed:
-        doc.blocks.append(Lines(["(no measurements)"]))
+    if not rows and not failed:  # a reader's line; data for a program (CSV, JSON) stays data: stderr
+        doc.blocks.append(Aside("(no measurements)"))
     if failed:  # which run a host failed in, when there are several
         by_run = ["run"] if len(runs) > 1 else []
         doc.blocks.append(Table(["host", *by_run, "status", "reason"],

@@ -181,8 +181,9 @@ def test_runs_made_in_the_same_second_list_in_creation_order(tmp_path):
 def test_whole_second_ids_of_older_stores_sort_by_time_among_new_ones(tmp_path):
     names = ["20260101T120000Z-ffff", "20260101T120000.000001Z-0000", "20260101T120000.5Z-aaaa",
              "20260101T120001Z-0000", "20260101T120001.250000Z-0000", "baseline"]
-    for name in reversed(names):
-        store.save_run(store.new_run_dir(tmp_path, name), Run(run_id=name, created="2026-01-01T12:00:00+00:00"))
+    for name in reversed(names):  # as a store written before the journal has them: ordered by their ids alone
+        (tmp_path / name).mkdir()
+        store.save_run(tmp_path / name, Run(run_id=name, created="2026-01-01T12:00:00+00:00"))
     assert [p.name for p in store.list_runs(tmp_path)] == names
 
 
