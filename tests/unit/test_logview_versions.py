@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import cli
-from orchestrator.analysis.cells import speed_version
+from orchestrator.kinds.speed import measured_by as speed_version
 from orchestrator.model import HostResult
 from orchestrator.parse.console import parse_console
 
@@ -27,7 +27,7 @@ def test_both_versions_and_the_one_the_method_follows(capsys: pytest.CaptureFixt
     lines = openssl_lines(SPLIT, capsys)
     assert lines[0].startswith("OpenSSL: program 3.0.22, libcrypto 3.0.20 (")
     followed = speed_version(HostResult("h", openssl=log.openssl, measurements=log.measurements))
-    assert followed == "3.0.22"  # what the cells' method is taken from (analysis/cells.py)
+    assert followed == "3.0.22"  # what the cells' method is taken from (kinds/speed.py)
     assert lines[1].startswith(f"method:  the program's, {followed}:") and lines[1].endswith("libcrypto's, 3.0.20")
 
 
