@@ -307,10 +307,11 @@ measure_once() {
     iperf3_has --connect-timeout && _client="$_client --connect-timeout 5000"
     iperf3_has --snd-timeout && _client="$_client --snd-timeout 10000"
     say run "$1 $2"
-    snapshot before
     # shellcheck disable=SC2086  # option words built above
     SB_PIDFILE=$SB_T/iperf3-server.pid iperf3_side "$SB_NS_A" iperf3-server iperf3 $_server
     sleep 1
+    # the snapshots bound the client's run alone: the server's start is not the test
+    snapshot before
     # shellcheck disable=SC2086
     SB_PIDFILE=$SB_T/iperf3-client.pid iperf3_side "$SB_NS_B" iperf3-client iperf3 -p "$SB_PORT" $_client
     wait $!
