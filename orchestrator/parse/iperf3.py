@@ -13,7 +13,6 @@ import enum
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 JSON = "json"
 TEXT = "text"
@@ -66,10 +65,10 @@ def parse_iperf3(text: str) -> list[Iperf3Result]:
 
 # --- JSON --------------------------------------------------------------------------------------------------------
 
-def _objects(text: str) -> list[dict[str, Any]]:
+def _objects(text: str) -> list[dict[str, object]]:
     """The top-level JSON objects in `text` (one per `-J` run; runs saved one after the other, text around them)."""
     decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
+    found: list[dict[str, object]] = []
     at = text.find("{")
     while at >= 0:
         try:
@@ -83,7 +82,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def _dict(value: object, key: str) -> dict[str, Any]:
+def _dict(value: object, key: str) -> dict[str, object]:
     got = value.get(key) if isinstance(value, dict) else None
     return got if isinstance(got, dict) else {}
 
@@ -114,7 +113,7 @@ def parse_json(text: str) -> list[Iperf3Result]:
         return []
 
 
-def _from_json(obj: dict[str, Any]) -> Iperf3Result:
+def _from_json(obj: dict[str, object]) -> Iperf3Result:
     start, end = _dict(obj, "start"), _dict(obj, "end")
     test = _dict(start, "test_start")
     sent, received = _dict(end, "sum_sent"), _dict(end, "sum_received")

@@ -114,8 +114,8 @@ class Decisions:
         if not self.bench:
             return None
         progress = self.collector.view.host(state.name)
-        progress.planned = {c.id: c.seconds for c in plan.cells}
-        progress.total = len(plan.cells)
+        progress.planned = {c.id: c.seconds for c in plan.cells} | {t.id: t.eta_seconds for t in plan.tunnels}
+        progress.total = len(plan.cells) + len(plan.tunnels)
         wait = 0  # the launch waits for a short matrix when the task may wait anyway: one poll fewer, none early
         if (self.may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH
                 and stages.results_have_room(self.collector.run_dir)):

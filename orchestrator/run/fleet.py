@@ -15,14 +15,15 @@ from pathlib import Path
 from orchestrator import store
 from orchestrator.evidence import clusters, validity
 from orchestrator.parse import protocol
-from orchestrator.run import budget, matrix, platforms
+from orchestrator.run import budget, matrix, platforms, tunnels
 from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
-from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, UNSUPPORTED, HostResult,
-                                Measurement, OpenSSLBuild, Run)
+from orchestrator.model import (ERROR, FORWARD, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, TUNNEL, UNSUPPORTED,
+                                HostResult, Measurement, OpenSSLBuild, Run)
 from orchestrator.evidence.conditions import read_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
+from orchestrator.parse.tunnel import parse_tunnel
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.config import PlanOptions, RunConfig
 from orchestrator.run.inventory import vault_hint
@@ -274,6 +275,9 @@ class Collector:
                 self._store(state, f"{cell_id}.txt", text)
                 state.conditions_texts[cell_id] = text
             return
+        if any(t.id == cell_id for t in state.plan.tunnels):
+            self._tunnel_log(state, cell_id, text)
+            return
         cell = next((c for c in state.plan.cells if c.id == cell_id), None)
         if cell is None or not matrix.SAFE_TOKEN.match(cell_id):
             return  # only files the plan named: a host cannot choose our file names
@@ -285,6 +289,22 @@ class Collector:
         state.cell_results[cell_id] = (found, evidence)
         state.cells_done.add(cell_id)
         if self.store_results and not state.finished:  # kept at once: a run killed later still has this cell
+            store.save_unfinished_host(self.run_dir, state.dir_name, state.result)
+
+    def _tunnel_log(self, state: HostState, tunnel_id: str, text: str) -> None:
+        """A measured tunnel's log (tunnel.sh's output): stored raw beside the cells' logs, read into the host's
+        measurements, tunnel methods and evidence."""
+        self._store(state, f"{tunnel_id}.log", text)
+        found = parse_tunnel(text)
+        if not found.measurements:  # the script said nothing readable: the host's words stay in the log
+            name = tunnel_id.removeprefix(tunnels.PREFIX)
+            found.measurements.append(Measurement(algorithm=name, operation=FORWARD, status=ERROR, kind=TUNNEL,
+                                                  reason=f"tunnel.sh printed no result: {one_line(text, 2)}"))
+        state.result.measurements.extend(found.measurements)
+        state.result.tunnels.extend(found.methods)
+        state.result.tunnel_evidence.extend(found.evidence)
+        state.cells_done.add(tunnel_id)
+        if self.store_results and not state.finished:
             store.save_unfinished_host(self.run_dir, state.dir_name, state.result)
 
     def _store(self, state: HostState, name: str, text: str) -> None:
@@ -308,10 +328,11 @@ class Collector:
         if state.finished:
             return
         if state.plan is not None:
-            missing = [c for c in state.plan.cells if c.id not in state.cells_done]
+            planned = [c.id for c in state.plan.cells] + [t.id for t in state.plan.tunnels]
+            missing = [i for i in planned if i not in state.cells_done]
             if missing and state.result.status == HOST_OK:
                 fail(state, HOST_FAILED, reason_if_unfinished or
-                     f"{len(missing)} of {len(state.plan.cells)} cells did not finish")
+                     f"{len(missing)} of {len(planned)} cells did not finish")
             if missing:
                 state.result.flags.append(INCOMPLETE)
             judge_conditions(state)
@@ -367,6 +388,8 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
                                                                          for cpu, label in state.pins))
     elif state.pin_note:
         plan.notes.append(state.pin_note)
+    plan.tunnels = tunnels.plan_tunnels(options.tunnels, logical_cpus=state.logical_cpus,
+                                        seconds=options.request.seconds, repeat=options.request.repeat)
     state.plan = plan
     state.result.measurements.extend(plan.unsupported)
     return plan
@@ -400,8 +423,11 @@ def record_matrix(run: Run, config: RunConfig, plans: dict[str, tuple[HostState,
     record["hosts"] = {name: {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
                               "eta_seconds": plan.eta_seconds, "notes": plan.notes,
                               "pins": [list(p) for p in state.pins],
-                              **({"budget": state.budget.to_dict()} if state.budget else {})}
+                              **({"budget": state.budget.to_dict()} if state.budget else {}),
+                              **({"tunnels": [t.to_dict() for t in plan.tunnels]} if plan.tunnels else {})}
                        for name, (state, plan) in plans.items()}
+    if config.plan.tunnels:
+        record["tunnels"] = list(config.plan.tunnels)
     if config.workers:
         record["workers"] = {w.name: {"ssh": w.ssh, "hosts": w.hosts} for w in config.workers}
         record["host_workers"] = dict(sorted(host_worker.items()))
