@@ -109,7 +109,8 @@ cores() {
 
 # cannot WHY: the tunnel is not measurable here; what was set up goes
 cannot() {
-    say not-measurable "$*"
+    # on one line: the words of a tool's error (a usage text, say) are the reason
+    say not-measurable "$(printf '%s' "$*" | tr '\n\t' '  ')"
     cleanup_dir "$SB_DIR"
     say end
     exit 0
@@ -117,7 +118,7 @@ cannot() {
 
 prerequisites() {
     command -v ip >/dev/null 2>&1 || cannot "no ip command"
-    _err=$(ip netns list 2>&1) || cannot "no ip netns (${_err:-ip failed}; OpenWrt: ip-full)"
+    _err=$(ip netns list 2>&1) || cannot "no ip netns (OpenWrt: ip-full): $(first_line ip netns list)"
     command -v iperf3 >/dev/null 2>&1 || cannot "no iperf3"
     [ -r /proc/stat ] || cannot "no /proc mounted"
     case $SB_TUNNEL in
