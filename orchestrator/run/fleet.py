@@ -18,11 +18,12 @@ from orchestrator.parse import protocol
 from orchestrator.run import budget, matrix, platforms, tunnels
 from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
 from orchestrator.model import (ERROR, FORWARD, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, TUNNEL, UNSUPPORTED,
-                                HostResult, Measurement, OpenSSLBuild, Run)
+                                HostResult, InstalledPackage, Measurement, OpenSSLBuild, Run)
 from orchestrator.evidence.conditions import read_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.speed import parse_openssl_build, parse_speed
+from orchestrator.parse.packages import installed_versions
 from orchestrator.parse.tunnel import parse_tunnel
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.config import PlanOptions, RunConfig
@@ -60,6 +61,8 @@ class HostState:
     budget: budget.BudgetPlan | None = None
     conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
     cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
+    tunnel_tools: set[str] = field(default_factory=set)  # detect.sh's `tunnel tools`
+    tunnel_install: tuple[str, ...] = ()  # the tunnels' packages the install step adds
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
     state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
                               if line.strip()]
     state.logical_cpus = _first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
+    state.tunnel_tools = {line.strip() for line in sections.get("tunnel tools", "").splitlines() if line.strip()}
     topology = read_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
     state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
 
@@ -115,6 +119,35 @@ def provisioning_decision(state: HostState, *, no_provision: bool, upgrade: bool
         fail(state, HOST_FAILED, f"openssl is not installed and the host has no package manager sslbench knows "
                                  f"({known}); install openssl by hand")
     return manager
+
+
+def tunnel_packages(state: HostState, groups: tuple[str, ...], *, no_provision: bool) -> tuple[str, ...]:
+    """The tunnels' packages to install: none when no tunnel is asked for, --no-provision, no package manager
+    sslbench knows, or every tool the tunnels asked for is there (tunnel.sh says what a host still lacks)."""
+    manager = platforms.choose_package_manager(state.package_managers)
+    if not groups or no_provision or manager is None or manager.tunnels is None:
+        return ()
+    needed = {"ip-netns", "iperf3"} | ({"wg"} if "wireguard" in groups else set()) | (
+        {"openvpn"} if "openvpn" in groups else set())
+    return () if needed <= state.tunnel_tools else manager.tunnels.packages(groups)
+
+
+def install_script(state: HostState) -> str:
+    """The install step: OpenSSL (its failure fails the host), the tunnels' packages (theirs is said, and the
+    tunnels then say what they lack), then the versions now installed, after protocol.INSTALLED."""
+    manager = state.provision or platforms.choose_package_manager(state.package_managers)
+    parts = [f"{state.provision.install} || exit $?"] if state.provision else []
+    if state.tunnel_install and manager and manager.tunnels:
+        parts.append(f"{manager.tunnels.add} {' '.join(state.tunnel_install)} || "
+                     "echo 'sslbench: not every tunnel package installed' >&2")
+    asked = installed_names(state)
+    if manager and manager.tunnels and asked:
+        parts.append(f"echo; echo {protocol.INSTALLED}; {manager.tunnels.query} {' '.join(asked)} 2>/dev/null; :")
+    return "\n".join(parts) + "\n"
+
+
+def installed_names(state: HostState) -> tuple[str, ...]:
+    return ((state.provision.package,) if state.provision else ()) + state.tunnel_install
 
 
 def fail(state: HostState, status: str, reason: str) -> None:
@@ -244,7 +277,8 @@ class Collector:
         if event.kind == "start" and progress.phase == "waiting":
             progress.phase, changed = "detect", True
         if event.kind == "ok" and event.task == Stage.INSTALL.value:
-            progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
+            progress.phase, progress.message, changed = "provision", "packages installed", True
+            self._installed(state, event.stdout)
         # a launch or poll: one failed step is not the end of a host (orchestrator/run/engine.py retries)
         engines = bench_phase and event.kind in ("unreachable", "failed") and not event.ignored
         if event.kind == "unreachable" and not engines:
@@ -290,6 +324,14 @@ class Collector:
         state.cells_done.add(cell_id)
         if self.store_results and not state.finished:  # kept at once: a run killed later still has this cell
             store.save_unfinished_host(self.run_dir, state.dir_name, state.result)
+
+    @staticmethod
+    def _installed(state: HostState, stdout: str) -> None:
+        """run.json's record of what the install step installed, by which manager, at which version."""
+        manager = state.provision or platforms.choose_package_manager(state.package_managers)
+        versions = installed_versions(protocol.installed_part(stdout), installed_names(state))
+        state.result.installed = [InstalledPackage(name, versions.get(name), manager.name if manager else None)
+                                  for name in installed_names(state)]
 
     def _tunnel_log(self, state: HostState, tunnel_id: str, text: str) -> None:
         """A measured tunnel's log (tunnel.sh's output): stored raw beside the cells' logs, read into the host's
