@@ -57,3 +57,10 @@ def test_the_launcher_ships_tunnel_sh_only_with_tunnels_and_the_eta_counts_them(
     assert "echo 'tunnel-wireguard\twireguard 1 2 1' > tunnels.txt" in script
     assert plan.eta_seconds == plan.tunnels[0].eta_seconds
     assert Path(stages.PLAYBOOK_DIR / "files" / "tunnel.sh").read_text().rstrip("\n") in script
+
+
+def test_a_bad_tunnels_value_is_a_message_not_a_traceback(capsys):
+    for command in ("run", "hosts"):
+        assert cli.main([command, "--tunnels", "ipsec"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("sslbench: --tunnels takes wireguard, openvpn") and "Traceback" not in err
