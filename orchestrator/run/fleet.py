@@ -327,11 +327,12 @@ class Collector:
 
     @staticmethod
     def _installed(state: HostState, stdout: str) -> None:
-        """run.json's record of what the install step installed, by which manager, at which version."""
+        """run.json's record of what the install step installed, by which manager, at which version: the packages
+        the manager then lists (one it could not install, missing from its repositories, is not there)."""
         manager = state.provision or platforms.choose_package_manager(state.package_managers)
         versions = installed_versions(protocol.installed_part(stdout), installed_names(state))
-        state.result.installed = [InstalledPackage(name, versions.get(name), manager.name if manager else None)
-                                  for name in installed_names(state)]
+        state.result.installed = [InstalledPackage(name, versions[name], manager.name if manager else None)
+                                  for name in installed_names(state) if name in versions]
 
     def _tunnel_log(self, state: HostState, tunnel_id: str, text: str) -> None:
         """A measured tunnel's log (tunnel.sh's output): stored raw beside the cells' logs, read into the host's
