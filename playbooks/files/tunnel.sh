@@ -117,10 +117,14 @@ cannot() {
 }
 
 prerequisites() {
+    if ! [ -r /proc/stat ] || ! [ -e /proc/self/ns/net ]; then
+        cannot "no /proc mounted (a chroot needs its own /proc for ip netns)"
+    fi
+    root_is_mount_point || cannot "/ is not a mount point (a chroot: ip netns exec makes / a slave mount, which needs one; bind-mount the chroot onto itself)"
+    [ -d /sys ] || cannot "no /sys to mount sysfs on (ip netns exec needs it)"
     command -v ip >/dev/null 2>&1 || cannot "no ip command"
     _err=$(ip netns list 2>&1) || cannot "no ip netns (OpenWrt: ip-full): $(first_line ip netns list)"
     command -v iperf3 >/dev/null 2>&1 || cannot "no iperf3"
-    [ -r /proc/stat ] || cannot "no /proc mounted"
     case $SB_TUNNEL in
         wireguard) command -v wg >/dev/null 2>&1 || cannot "no wg (wireguard-tools)" ;;
         openvpn-dco-*) [ -d /sys/module/ovpn_dco_v2 ] || [ -d /sys/module/ovpn ] || cannot "no ovpn-dco" ;;
@@ -131,6 +135,15 @@ prerequisites() {
                    command -v "$SB_OPENSSL" >/dev/null 2>&1 || cannot "no openssl to make the certificates" ;;
         *) cannot "unknown tunnel $SB_TUNNEL" ;;
     esac
+}
+
+# root_is_mount_point: / is one of /proc/self/mountinfo's mount points (field 5); without mountinfo, assumed
+root_is_mount_point() {
+    [ -r /proc/self/mountinfo ] || return 0
+    while read -r _id _parent _dev _root _point _rest; do
+        [ "$_point" = / ] && return 0
+    done < /proc/self/mountinfo
+    return 1
 }
 
 make_namespaces() {
@@ -344,16 +357,17 @@ header() {
     say cores "$SB_CORES"
     say seconds "$SB_SECONDS"
     SB_IPERF3_HELP=$(iperf3 --help 2>&1)
-    say iperf3-version "$(first_line iperf3 --version)"
+    command -v iperf3 >/dev/null 2>&1 && say iperf3-version "$(first_line iperf3 --version)"
 }
 
 measure() {
     SB_DIR=$1 SB_TAG=$2 SB_TUNNEL=$3 SB_SECONDS=$4 SB_STREAMS=$5 SB_REPEATS=${6:-1}
     SB_T=$SB_DIR/tunnel
     SB_NS_A=sb-$SB_TAG-a SB_NS_B=sb-$SB_TAG-b
-    _sum=$(echo "$SB_TAG" | cksum)
-    _sum=${_sum%% *}
-    SB_WG_A=wg${_sum}a SB_WG_B=wg${_sum}b
+    # wireguard-go's UAPI socket is named by the interface in the one /var/run/wireguard: the interfaces carry
+    # the tag's end (the host's hash) and this script's pid, within the 15 characters of an interface name
+    _end=${SB_TAG#"${SB_TAG%??????}"}
+    SB_WG_A=wg$_end$(($$ % 100000))a SB_WG_B=wg$_end$(($$ % 100000))b
     SB_OPENSSL=${SSLBENCH_OPENSSL:-openssl}
     SB_CORES=$(cores)
     mkdir -p "$SB_T" || { say not-measurable "cannot write $SB_T"; say end; exit 0; }

@@ -156,3 +156,40 @@ def test_the_cleanup_play_stops_a_tunnel_whose_controller_died(tmp_path):
     assert play.returncode == 0, play.stdout + play.stderr
     assert_nothing_left(run_id)
     assert not Path(work_dir(run_id, "localhost")).exists()
+
+
+STATIC_BUSYBOX = "/bin/busybox"
+
+
+def _static_busybox() -> bool:
+    out = subprocess.run(["file", "-L", STATIC_BUSYBOX], capture_output=True, text=True).stdout \
+        if shutil.which("file") else ""
+    return "statically linked" in out
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or not _static_busybox(),
+                    reason="needs unshare and Debian's busybox-static (tests/rig/packages.txt)")
+def test_a_chroot_says_precisely_what_ip_netns_lacks_there(tmp_path):
+    """A chroot of BusyBox (the rig's routers are such chroots), in a mount namespace of its own so that nothing
+    stays mounted: without /proc, then with /proc but / not a mount point, then both (BusyBox's ip: no netns)."""
+    root = tmp_path / "root"
+    for sub in ("bin", "proc", "sys", "tmp", "dev"):
+        (root / sub).mkdir(parents=True)
+    shutil.copy(STATIC_BUSYBOX, root / "bin" / "busybox")
+    for applet in ("sh", "mkdir", "tr", "rm", "sleep", "cat", "uname", "ip"):
+        os.symlink("busybox", root / "bin" / applet)
+    shutil.copy(PLAYBOOK_DIR / "files" / "tunnel.sh", root / "tunnel.sh")
+    measure = f"chroot {root} /bin/sh /tunnel.sh measure /tmp/w t wireguard 1 1"
+    steps = [f"mount --bind /dev {root}/dev", measure, f"mount -t proc proc {root}/proc", measure,
+             f"umount {root}/proc {root}/dev", f"mount --bind {root} {root}", f"mount --bind /dev {root}/dev",
+             f"mount -t proc proc {root}/proc", measure]
+    script = "set -e\n" + "\n".join(f"echo '@@ tunnel step'; {s}" if s == measure else s for s in steps)
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=120, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    assert done.returncode == 0, done.stderr
+    reasons = [line.removeprefix("@@ not-measurable ") for line in done.stdout.splitlines()
+               if line.startswith("@@ not-measurable ")]
+    assert reasons[0] == "no /proc mounted (a chroot needs its own /proc for ip netns)"
+    assert reasons[1].startswith("/ is not a mount point (a chroot: ")
+    assert reasons[2].startswith("no ip netns (OpenWrt: ip-full): BusyBox")
+    assert len(reasons) == 3

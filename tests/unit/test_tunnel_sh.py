@@ -63,7 +63,7 @@ def stripped_path(tmp_path: Path, tools: dict[str, str]) -> str:
     return str(bin_dir)
 
 
-BASICS = ("mkdir", "cksum", "tr", "rm", "sleep", "cat", "uname")
+BASICS = ("mkdir", "tr", "rm", "sleep", "cat", "uname")
 
 
 @pytest.mark.parametrize("ip", [None, "busybox"])
@@ -78,7 +78,10 @@ def test_a_host_without_ip_netns_says_so_per_tunnel(posix_shell, tmp_path, ip):
                           capture_output=True, text=True, timeout=60, env={"PATH": path})
     assert done.returncode == 0, done.stderr
     [m] = parse_tunnel(done.stdout).measurements
-    reason = "not measurable: no ip command" if ip is None else "not measurable: no ip netns (OpenWrt: ip-full): "
+    # Debian's busybox-static ash runs its own applets without a link (a router's ash does not): its ip is found
+    own_ip = subprocess.run([*posix_shell, "-c", "command -v ip"], env={"PATH": path}, capture_output=True).returncode
+    reason = ("not measurable: no ip command" if ip is None and own_ip != 0 else
+              "not measurable: no ip netns (OpenWrt: ip-full): BusyBox")
     assert m.reason.startswith(reason) and m.status == "unsupported"
     assert "\n" not in m.reason
     assert done.stdout.rstrip().endswith("@@ end")
