@@ -16,6 +16,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator import kinds
+from orchestrator.model import TUNNEL
 from orchestrator.parse import protocol
 from orchestrator.run import platforms
 from orchestrator.run.matrix import HostPlan, cells_text
@@ -107,7 +109,8 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     ]
     files = [("run.sh", host_file("sslbench-run.sh")), ("conditions.sh", host_file("conditions.sh"))]
     if plan.tunnels:
-        files.append(("tunnel.sh", host_file("tunnel.sh")))
+        # the tunnel kind's host script (orchestrator/kinds/tunnel.py names it)
+        files.append(("tunnel.sh", host_file(kinds.get(TUNNEL).script.removeprefix("files/"))))
     for name, text in files:
         marker = HEREDOC.format(name.split(".")[0].upper())
         parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
