@@ -14,6 +14,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from orchestrator.model import FORWARD, REVERSE, TUNNEL, Measurement, ParsedLog
+
 JSON = "json"
 TEXT = "text"
 
@@ -234,3 +236,23 @@ def _from_text(test: _Test) -> Iperf3Result:
         sender_bits_per_second=sender[0] if sender else None,
         receiver_bits_per_second=receiver[0] if receiver else None,
         retransmits=sender[2] if sender else None, error=test.error)
+
+
+def tunnel_log(text: str, tunnel: str, implementation: str | None = None) -> ParsedLog:
+    """A saved iperf3 log (`sslbench import --tunnel NAME[:IMPLEMENTATION]`) as the tunnel measurements it holds: one
+    per test with the receiver's rate, forward or reverse (-R), its streams as threads. The client's outputs are
+    read where the log has any (a server's of the same test would count it twice), else the servers'; an iperf3
+    error is noted in `skipped`."""
+    results = parse_iperf3(text)
+    chosen = [r for r in results if r.side is not Side.SERVER] if any(r.side is not Side.SERVER for r in results) \
+        else results
+    log = ParsedLog()
+    for result in chosen:
+        if result.error or result.receiver_bits_per_second is None:
+            log.skipped.append(f"iperf3: {result.error or 'a test without the receiver rate'}")
+            continue
+        log.measurements.append(Measurement(
+            algorithm=tunnel, operation=REVERSE if result.reverse else FORWARD, threads=result.streams or 1,
+            bytes_per_second=result.receiver_bits_per_second / 8, seconds=result.duration_seconds, kind=TUNNEL,
+            implementation=implementation))
+    return log

@@ -87,3 +87,26 @@ def test_every_cut_of_every_output_reads_without_raising(path):
         for result in parse_iperf3(text[:cut]):
             assert result.form in (JSON, TEXT)
     assert parse_iperf3("") == [] and parse_iperf3("{not json") == [] and parse_iperf3('{"start": []}') != []
+
+
+def test_a_saved_iperf3_log_imports_as_tunnel_measurements(tmp_path, capsys):
+    from orchestrator import cli, store
+    from orchestrator.model import FORWARD, REVERSE, TUNNEL
+
+    # a client and a server of the same test in one log count once (the client's)
+    log = tmp_path / "wg.txt"
+    log.write_text(read("client-forward-1.txt") + read("server-forward-1.txt") + read("client-reverse-2.txt"))
+    assert cli.main(["import", "--host", "r1", "--tunnel", "wireguard:kernel", str(log),
+                     str(DATA / "client-forward-2.json"),
+                     "--results", str(tmp_path / "results")]) == 0
+    [run_dir] = store.list_runs(tmp_path / "results")
+    [host] = store.load_run(run_dir).hosts
+    got = sorted((m.kind, m.algorithm, m.implementation, m.operation, m.threads) for m in host.measurements)
+    assert got == [(TUNNEL, "wireguard", "kernel", FORWARD, 1), (TUNNEL, "wireguard", "kernel", FORWARD, 2),
+                   (TUNNEL, "wireguard", "kernel", REVERSE, 2)]
+    [text] = parse_text(read("client-forward-1.txt"))
+    forward = next(m for m in host.measurements if (m.operation, m.threads) == (FORWARD, 1))
+    assert forward.bytes_per_second == text.receiver_bits_per_second / 8
+    assert cli.main(["import", "--host", "r1", "--tunnel", "wireguard", str(DATA / "client-refused.txt"),
+                     "--results", str(tmp_path / "results")]) == 2
+    assert "no iperf3 results found" in capsys.readouterr().err
