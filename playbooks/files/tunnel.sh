@@ -247,6 +247,10 @@ openvpn_up() {
     [ -c /dev/net/tun ] || cannot "no /dev/net/tun"
     _ver=$(first_line openvpn --version)
     _ver=${_ver#OpenVPN }
+    # TLS with --peer-fingerprint (no CA to make, no --secret, which 2.6 deprecates) and --disable-dco: 2.6 on
+    case ${_ver%% *} in
+        2.[0-5].* | 2.[0-5] | 1.*) cannot "openvpn ${_ver%% *} has no --peer-fingerprint (OpenVPN 2.6 or later)" ;;
+    esac
     SB_DCO=--disable-dco
     case $SB_TUNNEL in
         openvpn-dco-*) SB_DCO= ; say implementation "openvpn-dco ${_ver%% *}" ;;

@@ -193,3 +193,20 @@ def test_a_chroot_says_precisely_what_ip_netns_lacks_there(tmp_path):
     assert reasons[1].startswith("/ is not a mount point (a chroot: ")
     assert reasons[2].startswith("no ip netns (OpenWrt: ip-full): BusyBox")
     assert len(reasons) == 3
+
+
+def test_openvpn_before_2_6_is_not_measurable_and_leaves_nothing(tmp_path):
+    """OpenWrt 23.05 ships OpenVPN 2.5.8, which has no --peer-fingerprint: said, after the namespaces were made,
+    and they are gone again. (The openvpn here is a stand-in printing 2.5.8's first line; all else is real.)"""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "openvpn").write_text("#!/bin/sh\necho 'OpenVPN 2.5.8 mipsel-openwrt-linux-gnu [SSL (OpenSSL)] "
+                                     "[LZO] [LZ4] [EPOLL] [MH/PKTINFO] [AEAD]'\n")
+    (bin_dir / "openvpn").chmod(0o755)
+    work = tmp_path / "w"
+    done = subprocess.run(["sh", str(PLAYBOOK_DIR / "files" / "tunnel.sh"), "measure", str(work), "old-ovpn",
+                           "openvpn-aes-256-gcm", "1", "1"], capture_output=True, text=True, timeout=120,
+                          env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert "@@ not-measurable openvpn 2.5.8 has no --peer-fingerprint (OpenVPN 2.6 or later)" in done.stdout
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "sb-old-ovpn-" not in listed
