@@ -68,3 +68,22 @@ def test_debian_measures_both_tunnels_centos_says_why_not_and_nothing_is_left(ri
     assert reasons == {"not measurable: no ip command"}
     assert [m.status for m in centos.measurements if m.kind != TUNNEL] == [OK]  # its openssl cell stands
     assert leftovers(run_dir.name) == []
+
+
+def test_a_busybox_router_says_its_ip_has_no_netns_and_its_openssl_cells_stand(rig_inventory, tmp_path):
+    """ddwrt1: DD-WRT's BusyBox (its ip applet has no netns), OpenSSL in the firmware, read-only root, nothing to
+    install with: every tunnel "not measurable" in BusyBox's own words; the openssl cell is measured."""
+    results = tmp_path / "results"
+    done = subprocess.run([SSLBENCH, "run", "-i", str(rig_inventory), "--limit", "ddwrt1", "--no-provision", *TINY,
+                           "--tunnels", "all", "--results", str(results)], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    [run_dir] = store.list_runs(results)
+    [host] = store.load_run(run_dir).hosts
+    tunnels = [m for m in host.measurements if m.kind == TUNNEL]
+    assert sorted(m.algorithm for m in tunnels) == ["openvpn-aes-256-gcm", "openvpn-chacha20-poly1305",
+                                                    "openvpn-dco-aes-256-gcm", "wireguard"]
+    for m in tunnels:
+        assert m.status == UNSUPPORTED and m.reason.startswith("not measurable: no ip netns (OpenWrt: ip-full): BusyBox")
+    assert [m.status for m in host.measurements if m.kind != TUNNEL] == [OK]
+    assert host.installed == [] and leftovers(run_dir.name) == []
