@@ -316,9 +316,10 @@ iperf3_side() {
 
 measure_once() {
     # $1 direction, $2 streams
-    _client="-c $SB_TUN_A -t $SB_SECONDS -J -P $2"
+    # -i 0: no interval reports (the sums at the end are what is read; a shorter log ships in fewer polls)
+    _client="-c $SB_TUN_A -t $SB_SECONDS -J -i 0 -P $2"
     [ "$1" = reverse ] && _client="$_client -R"
-    _server="-s -1 -B $SB_TUN_A -p $SB_PORT"
+    _server="-s -1 -i 0 -B $SB_TUN_A -p $SB_PORT"
     # the server ends after one test, and on its own when the client never comes or stops sending
     iperf3_has --idle-timeout && _server="$_server --idle-timeout $((SB_SECONDS + 30))"
     iperf3_has --rcv-timeout && _server="$_server --rcv-timeout 10000"
