@@ -29,6 +29,16 @@ MARK = "@@ "
 BUSY_FRACTION = 0.10
 NOT_MEASURABLE = "not measurable: "
 KERNEL = "kernel"
+# tunnel.sh's name of OpenVPN's DCO tunnel: the same cipher's tunnel (algorithm), carried by another implementation
+DCO_PREFIX, DCO = "openvpn-dco-", "openvpn-dco"
+
+
+def algorithm_of(script_name: str) -> tuple[str, str | None]:
+    """tunnel.sh's tunnel name -> (the Measurement's algorithm, the implementation the name already says):
+    `openvpn-dco-aes-256-gcm` is `openvpn-aes-256-gcm` carried by `openvpn-dco`."""
+    if script_name.startswith(DCO_PREFIX):
+        return "openvpn-" + script_name[len(DCO_PREFIX):], DCO
+    return script_name, None
 
 
 @dataclass
@@ -130,17 +140,17 @@ def _int(text: str | None) -> int | None:
 
 def _implementation(tunnel: _Tunnel) -> tuple[str | None, str | None]:
     name, _, version = tunnel.facts.get("implementation", "").partition(" ")
-    return (name or None), (version.strip() or None)
+    return (name or algorithm_of(tunnel.name)[1]), (version.strip() or None)
 
 
 def _method(tunnel: _Tunnel) -> TunnelMethod | None:
     implementation, version = _implementation(tunnel)
-    if implementation is None:
+    if "implementation" not in tunnel.facts or implementation is None:
         return None
     iperf3_version = iperf3._version(tunnel.facts.get("iperf3-version"))  # "iperf 3.12 (cJSON 1.7.15)"
     seconds = _int(tunnel.facts.get("seconds"))
     return TunnelMethod(
-        tunnel=tunnel.name, implementation=implementation, implementation_version=version,
+        tunnel=algorithm_of(tunnel.name)[0], implementation=implementation, implementation_version=version,
         iperf3_version=iperf3_version, mtu=_int(tunnel.facts.get("mtu tunnel")),
         veth_mtu=_int(tunnel.facts.get("mtu veth")), duration_seconds=float(seconds) if seconds else None,
         socket_buffer=_int(tunnel.facts.get("sockbuf")), kernel=tunnel.facts.get("kernel") or None)
@@ -158,13 +168,13 @@ def _read(tunnel: _Tunnel, out: TunnelOutput) -> None:
             out.evidence.append(evidence)
     if tunnel.not_measurable is not None and not tunnel.runs:
         out.measurements.append(Measurement(
-            algorithm=tunnel.name, operation=FORWARD, threads=1, status=UNSUPPORTED,
+            algorithm=algorithm_of(tunnel.name)[0], operation=FORWARD, threads=1, status=UNSUPPORTED,
             reason=NOT_MEASURABLE + tunnel.not_measurable, kind=TUNNEL, implementation=implementation))
 
 
 def _measure(tunnel: _Tunnel, run: _Run, implementation: str | None) -> tuple[Measurement, TunnelEvidence | None]:
     operation = REVERSE if run.direction == REVERSE else FORWARD
-    base = Measurement(algorithm=tunnel.name, operation=operation, threads=run.streams, repeat=run.repeat,
+    base = Measurement(algorithm=algorithm_of(tunnel.name)[0], operation=operation, threads=run.streams, repeat=run.repeat,
                        kind=TUNNEL, implementation=implementation)
     client = iperf3.parse_json("\n".join(run.parts.get("iperf3 client", [])))
     result = client[0] if client else None

@@ -24,7 +24,7 @@ from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
 from orchestrator.parse.packages import installed_versions
 from orchestrator.parse.speed import parse_openssl_build
-from orchestrator.parse.tunnel import TunnelOutput
+from orchestrator.parse.tunnel import TunnelOutput, algorithm_of
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.config import PlanOptions, RunConfig
 from orchestrator.run.inventory import vault_hint
@@ -342,8 +342,9 @@ class Collector:
         parse = kinds.hook(kinds.get(TUNNEL).parser)  # the tunnel kind's parser: parse/tunnel.py's parse_tunnel
         found: TunnelOutput = parse(text)
         if not found.measurements:  # the script said nothing readable: the host's words stay in the log
-            name = tunnel_id.removeprefix(tunnels.PREFIX)
+            name, implementation = algorithm_of(tunnel_id.removeprefix(tunnels.PREFIX))
             found.measurements.append(Measurement(algorithm=name, operation=FORWARD, status=ERROR, kind=TUNNEL,
+                                                  implementation=implementation,
                                                   reason=f"tunnel.sh printed no result: {one_line(text, 2)}"))
         state.result.measurements.extend(found.measurements)
         state.result.tunnels.extend(found.methods)

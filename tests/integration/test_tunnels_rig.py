@@ -81,8 +81,9 @@ def test_a_busybox_router_says_its_ip_has_no_netns_and_its_openssl_cells_stand(r
     [run_dir] = store.list_runs(results)
     [host] = store.load_run(run_dir).hosts
     tunnels = [m for m in host.measurements if m.kind == TUNNEL]
-    assert sorted(m.algorithm for m in tunnels) == ["openvpn-aes-256-gcm", "openvpn-chacha20-poly1305",
-                                                    "openvpn-dco-aes-256-gcm", "wireguard"]
+    assert sorted((m.algorithm, m.implementation or "") for m in tunnels) == [
+        ("openvpn-aes-256-gcm", ""), ("openvpn-aes-256-gcm", "openvpn-dco"), ("openvpn-chacha20-poly1305", ""),
+        ("wireguard", "")]
     for m in tunnels:
         assert m.status == UNSUPPORTED and m.reason.startswith("not measurable: no ip netns (OpenWrt: ip-full): BusyBox")
     assert [m.status for m in host.measurements if m.kind != TUNNEL] == [OK]
