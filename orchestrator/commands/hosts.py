@@ -67,13 +67,26 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
             r.cpu.model or r.cpu.arch or "?", state.logical_cpus or "?",
             _openssl_said(r.openssl) if state.openssl_path else "missing",
             ", ".join(state.package_managers) or "none",
-            f"{state.provision.package} with {state.provision.name}" if state.provision else "-",
+            _would_install(state),
             len(plan.cells) if plan else "-", len(plan.unsupported) if plan else "-",
             units.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
-    doc = Document([Table(HEADERS, rows, DROP)], data=hosts_json(hosts, plans))
+    headers = HEADERS
+    if any(plan.tunnels for _, plan in plans.values()):  # the tunnels' column only where some are planned
+        headers = [*HEADERS[:9], "tunnels", *HEADERS[9:]]
+        for row, name in zip(rows, hosts):
+            plan = plans[name][1] if name in plans else None
+            row.insert(9, ", ".join(t.tunnel for t in plan.tunnels) if plan and plan.tunnels else "-")
+    doc = Document([Table(headers, rows, DROP)], data=hosts_json(hosts, plans))
     return formats.write(doc, fmt, width), notes_of(hosts, plans)
+
+
+def _would_install(state: fleet.HostState) -> str:
+    """OpenSSL and the tunnels' packages the run would install, and with what."""
+    names = ([state.provision.package] if state.provision else []) + list(state.tunnel_install)
+    manager = state.provision.name if state.provision else ", ".join(state.package_managers[:1])
+    return f"{', '.join(names)} with {manager}" if names else "-"
 
 
 def _openssl_said(build: OpenSSLBuild) -> str:
@@ -114,4 +127,7 @@ def hosts_json(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.H
             "pinned": [{"cpu": cpu, "cluster": label} for cpu, label in state.pins],
             "notes": list(plan.notes) if plan else [],
         })
+        if plan and plan.tunnels:  # keys of their own, only where tunnels are planned
+            records[-1]["tunnels"] = [t.to_dict() for t in plan.tunnels]
+            records[-1]["would_install_for_tunnels"] = list(state.tunnel_install)
     return records

@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--date", metavar="ISO-8601",
                         help="when the logs were measured: 2025-03-01 or 2025-03-01T14:30:00Z (no zone: UTC); "
                         "orders trend, diff --by firmware and history (default: the time of the import)")
+    parser.add_argument("--tunnel", metavar="NAME[:IMPLEMENTATION]", help="the LOGs are iperf3's output (text or -J) "
+                        "through this tunnel (wireguard:kernel, openvpn-aes-256-gcm:openvpn-tun ...)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     known = parser.add_argument_group(
@@ -124,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
     skipped: list[str] = []
     with gcpause.paused():  # thousands of logs are millions of small objects that make no cycles
         run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results,
-                              date=args.date, skipped=skipped)
+                              date=args.date, skipped=skipped, tunnel=args.tunnel)
     for note in skipped:
         print(f"note: {note}")
     run = store.load_run(run_dir)

@@ -15,6 +15,7 @@ from orchestrator import kinds
 from orchestrator.errors import UserError
 from orchestrator.methods import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
 from orchestrator.model import SPEED, UNSUPPORTED, Measurement
+from orchestrator.run.tunnels import TunnelPlan
 
 DEFAULT_ALGORITHMS = (
     "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "sha256", "sha512",
@@ -212,10 +213,11 @@ class HostPlan:
     cells: list[CellPlan] = field(default_factory=list)
     unsupported: list[Measurement] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    tunnels: list[TunnelPlan] = field(default_factory=list)  # measured after the cells (run/tunnels.py)
 
     @property
     def eta_seconds(self) -> float:
-        return sum(c.seconds for c in self.cells)
+        return sum(c.seconds for c in self.cells) + sum(t.eta_seconds for t in self.tunnels)
 
 
 def resolve_threads(spec: Iterable[str], logical_cpus: int | None) -> list[int]:
