@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import store, terminal
-from orchestrator.commands.options import add_width_option, print_format
+from orchestrator.commands.options import add_width_option
+from orchestrator.render.output import print_format
 from orchestrator.analysis import diff
 from orchestrator.errors import UserError
 from orchestrator.render import formats

@@ -12,10 +12,11 @@ from typing import Any
 
 from orchestrator import terminal, units
 from orchestrator.analysis import identity
-from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option, print_format,
+from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
                                            run_config)
 from orchestrator.model import HOST_OK, OpenSSLBuild, Run
 from orchestrator.render import formats
+from orchestrator.render.output import print_format
 from orchestrator.render.model import Document, Table
 from orchestrator.run import engine, fleet
 from orchestrator.run.matrix import HostPlan

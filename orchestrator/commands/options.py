@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from orchestrator import store, textsafe
+from orchestrator import store
 from orchestrator.analysis import verdict
 from orchestrator.errors import UserError
 from orchestrator.render import formats
-from orchestrator.render.model import Document
 from orchestrator.run import budget, matrix, tunnels, workers
 from orchestrator.run.ansible_options import AnsibleOptions
 from orchestrator.run.config import DEFAULT_IDLE_WAIT, PlanOptions, RunConfig
@@ -165,27 +164,6 @@ def regression_limit(args: argparse.Namespace) -> float | None:
     if args.output and not formats.get(args.format).ci:
         raise UserError("-o writes the JUnit XML: use it with --format junit")
     return pct
-
-
-def print_output(doc: Document, fmt: str, output: Path | None) -> None:
-    """The document on stdout in its format, the lines a data format leaves out on stderr; with -o FILE (a CI
-    format) the format to the file and the reader's text on stdout."""
-    if output is not None:
-        try:  # as on stdout: the format escapes by its own rules (junit: XML's)
-            output.write_text(formats.write(doc, fmt) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
-        fmt = formats.TEXT
-    for line in formats.asides(doc, fmt):
-        print(line, file=sys.stderr)
-    print_format(formats.write(doc, fmt), fmt)
-
-
-def print_format(text: str, fmt: str, end: str = "\n") -> None:
-    """`fmt`'s text on stdout: the table through the terminal guard, a format for programs as it wrote it (its own
-    escapes), byte for byte what `-o FILE` gets (textsafe.data_stream: unless stdout is a terminal)."""
-    stream = sys.stdout if formats.get(fmt).terminal else textsafe.data_stream(sys.stdout)
-    stream.write(text + end)
 
 
 def add_width_option(parser: argparse.ArgumentParser) -> None:

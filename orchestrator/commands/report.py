@@ -14,7 +14,7 @@ from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import insights
 from orchestrator.errors import UserError
 from orchestrator.model import Run
-from orchestrator.render import formats, report, tables
+from orchestrator.render import formats, output, report, tables
 from orchestrator.units import fmt_time
 
 EPILOG = "views (--view NAME): the sections of the HTML report as terminal tables, without its plots\n" + "\n".join(
@@ -100,7 +100,7 @@ def report_command(args: argparse.Namespace) -> int:
         if args.output:
             _replace(args.output, text)
         else:
-            options.print_format(text, args.format, end="")
+            output.print_format(text, args.format, end="")
         return 0
     if args.output:  # orchestrator/render/report.py: the page with the user's answers, tables and plots
         print(report.render_page(runs, args.format, args.output, links=links))
@@ -112,7 +112,7 @@ def report_command(args: argparse.Namespace) -> int:
         doc = tables.runs_document(runs, legend=True if every_host else None)
         text = formats.write(doc, args.format, width)
         if text:  # nothing to show is no line at all in CSV, never a line of prose
-            options.print_format(text, args.format)
+            output.print_format(text, args.format)
         for line in formats.asides(doc, args.format):
             print(line, file=sys.stderr)
     for note in notes if fmt.reading else ():

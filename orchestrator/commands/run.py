@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 
 from orchestrator import store, terminal
-from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option, print_format,
+from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
                                            run_config)
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
 from orchestrator.render import tables
+from orchestrator.render.output import print_format
 from orchestrator.run import engine, fleet
 from orchestrator.run.ansible_options import redacted_command
 from orchestrator.run.progress import ProgressView
