@@ -1,0 +1,155 @@
+"""The report's answers (analysis/insights.py laid out): line rate, crypto instructions, handshakes, per core and
+all cores, and the known boards beside a user's line rate. Every answer shows the flags of the figures it rests
+on: a verdict in its text (insights.LineRate.verdict), a table in a last "flags" column where any row has one.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence
+
+from orchestrator import reference
+from orchestrator.analysis import insights
+from orchestrator.model import LINE_BLOCKS, REFERENCE, Run
+from orchestrator.render import tables
+from orchestrator.render.model import Block, Heading, Note, Table
+from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, mbits
+
+
+class Shown(Protocol):
+    """A host of a run as a report shows it (report.Series): the label every table gives it, and its run."""
+
+    label: str
+    run: Run
+
+
+Found = Sequence[tuple[Shown, insights.HostInsights]]
+
+
+def _with_flags(headers: list[str], rows: list[list[Any]], flags: Sequence[insights.Flags],
+                drop: Sequence[str] = ()) -> Table:
+    """An answers table with a last "flags" column, the flags of the figures each row rests on, where any row has
+    one (a table of clean figures stays as it was)."""
+    if not any(flags):
+        return Table(headers, rows, drop)
+    return Table(headers + ["flags"], [row + [" ".join(f)] for row, f in zip(rows, flags)], drop)
+
+
+def line_rate(found: Found, links: Sequence[int]) -> list[Block]:
+    blocks: list[Block] = [
+        Heading("VPN / TLS line rate"),
+        Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
+             "1024-16384 bytes (VPN-sized packets); packet handling costs come on top. It predicts the data paths "
+             f"that run OpenSSL in user space: {insights.OPENSSL_PATHS}."),
+        # a verdict says the flags of its figures (LineRate.verdict); a known board without a line-rate figure is
+        # listed with what it published (_known_boards)
+        Table(["host"] + [f"{link} Mbit/s" for link in links],
+              [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found
+               if s.run.source != REFERENCE or any(lr.carried is not None for lr in ins.line_rates)])]
+    kernel = [(s, ins) for s, ins in found if ins.kernel_paths]
+    if kernel:  # the paths openssl speed did not measure: what the kernel would use, from /proc/crypto
+        paths = [p.path for p in kernel[0][1].kernel_paths]
+        blocks += [
+            Note("WireGuard and kernel IPsec do not use OpenSSL: they run the kernel's own crypto, which "
+                 "`openssl speed` did not measure (the figures above do not predict them). The kernel's preferred "
+                 "implementation (highest priority in /proc/crypto, before the run):"),
+            Table(["host"] + paths, [[s.label] + [p.said for p in ins.kernel_paths] for s, ins in kernel])]
+    return blocks
+
+
+def known_boards(runs: Sequence[Run]) -> list[Block]:
+    """Beside the user's line rates, the figure each known board (orchestrator/reference) published that comes
+    closest to them, with its source, and whether it is a log or a summary figure and what it cannot tell."""
+    rows: list[tuple[float, list[Any]]] = []
+    labels = tables.host_labels(runs)
+    for run in runs:
+        entries = reference.entries_of(run)
+        for result in run.hosts:
+            entry = entries.get(result.host) if entries else {}  # {}: the user's own host, measured
+            # the user's host under its run's busy rule, as every table shows it
+            found = reference.quote(entry, result, insights.grouped(run, result)) if entry is not None else None
+            if entry is None or found is None:
+                continue
+            rank = found.one_core or found.all_cores or 0.0
+            one = f"{mbits(found.one_core):,.0f}" if found.one_core else "-"
+            every = "-"
+            if found.all_cores:
+                every = f"{mbits(found.all_cores):,.0f} ({found.cores} cores)" if found.cores else \
+                    f"{mbits(found.all_cores):,.0f} (cores not stated)"
+            if not entries:
+                rows.append((rank, [labels[run.run_id, result.host], result.cpu.model or "", "your host",
+                                    found.text, one, every, "", f"run {run.run_id}"]))
+                continue
+            kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
+            rows.append((rank, [labels[run.run_id, result.host], str(entry.get("cpu", "")), kind, found.text, one,
+                                every, reference.not_told(entry), str(entry.get("source", ""))]))
+    if not any(row[2] != "your host" for _, row in rows):
+        return []
+    rows.sort(key=lambda row: -row[0])  # fastest first: where the user's host sits among them
+    return [Heading("Known boards beside them (reference)", 3),
+            Note("Published figures of known boards and routers, fastest first, to find a neighbour of your host: "
+                 "the figure closest to a line rate each one published (aes-256-gcm or chacha20-poly1305, else "
+                 "aes-128-gcm, else another cipher; the smallest block of 1024-16384 bytes, else the largest), in "
+                 "Mbit/s. Not a verdict: other ciphers, other OpenSSL versions and ways of measuring. \"Summary "
+                 "figures\" are a published table row or ranking, not a log; a figure without its block size or "
+                 "threads is shown as published and is no cell of the tables."),
+            Table(["known board", "CPU", "entry", "figure", "1 core Mbit/s", "all cores Mbit/s", "cannot tell",
+                   "source"], [row for _, row in rows], ["cannot tell", "CPU", "entry"])]
+
+
+def crypto(found: Found) -> list[Block]:
+    return [Heading("Crypto instructions and the EVP path"),
+            _with_flags(["host", "crypto instructions", "EVP / legacy (aes-cbc)", "verdict"],
+                        [[s.label, " ".join(ins.crypto_instructions) or "none reported",
+                          f"{ins.evp_ratio:.1f}x" if ins.evp_ratio is not None else "-", ins.evp_verdict]
+                         for s, ins in found], [ins.evp_flags for _, ins in found])]
+
+
+def handshakes(found: Found) -> list[Block]:
+    names = sorted({name for _, ins in found for name in ins.handshakes})
+    blocks: list[Block] = [Heading("TLS handshakes per second")]
+    if names:
+        blocks.append(_with_flags(["host"] + names, [[s.label] + [
+            f"{ins.handshakes[n]:,.0f}" if n in ins.handshakes else "-" for n in names] for s, ins in found],
+            [insights.union(*ins.handshake_flags.values()) for _, ins in found]))
+        notes = sorted({note for _, ins in found for note in ins.handshake_notes})
+        if notes:
+            blocks.append(Note(" ".join(notes)))
+    else:
+        blocks.append(Note("No rsa2048 / ecdsap256 sign measurements."))
+    return blocks
+
+
+def _quoted(ins: insights.HostInsights) -> list[insights.Throughput]:
+    """The throughput rows the per-core and all-core tables quote: 1024 bytes (VPN packets) and the largest block."""
+    largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
+    return [t for t in ins.throughput if t.block_size in (LINE_BLOCKS[0], largest[t.algorithm, t.api])]
+
+
+def per_core(found: Found) -> list[Block]:
+    quoted = [t for _, ins in found for t in _quoted(ins) if t.one_core is not None]
+    rows = [[s.label, t.algorithm, t.api or "", t.block_size, fmt_throughput(t.one_core),
+             f"{fmt_mhz(ins.mhz)} ({ins.mhz_source})" if ins.mhz else "unknown",
+             fmt_per_mhz(ins.per_mhz(t.one_core))]
+            for s, ins in found for t in _quoted(ins) if t.one_core is not None]
+    blocks: list[Block] = [Heading("Per core")]
+    if not rows:
+        return blocks + [Note("No single-thread throughput measurements.")]
+    return blocks + [
+        _with_flags(["host", "algorithm", "api", "block", "1 core", "clock", "1 core per MHz"], rows,
+                    [t.one_core_flags for t in quoted], ["clock", "api"]),
+        Note("1 core: on a big.LITTLE board, a core of its fastest cluster. Per MHz: one core's throughput divided by "
+             "the clock it ran at, so boards at different clocks compare fairly (same core type: same figure).")]
+
+
+def all_cores(found: Found) -> list[Block]:
+    quoted = [t for _, ins in found for t in _quoted(ins) if t.all_cores is not None]
+    rows = [[s.label, t.algorithm, t.api or "", t.block_size, fmt_throughput(t.all_cores), t.cores,
+             fmt_throughput(t.per_core) if t.per_core is not None else "-"]
+            for s, ins in found for t in _quoted(ins) if t.all_cores is not None]
+    blocks: list[Block] = [Heading("All cores")]
+    if not rows:
+        return blocks + [Note("No all-core measurements (sslbench run --threads 1,all).")]
+    return blocks + [
+        _with_flags(["host", "algorithm", "api", "block", "all cores", "cores", "per core (all / N)"], rows,
+                    [t.all_cores_flags for t in quoted], ["per core (all / N)", "api"]),
+        Note("All cores: openssl speed -multi N over every logical CPU; per core = all cores / N, against the 1-core "
+             "figure it shows how well the board scales.")]
