@@ -62,6 +62,8 @@ class Record(TypedDict):
     repeat: int
     flags: list[str]  # the host's validity flags and the measurement's
     cpu: str | None
+    kind: str
+    implementation: str | None
     run_id: str | None
     host: str | None
     firmware: str | None
