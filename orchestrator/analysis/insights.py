@@ -1,8 +1,9 @@
 """The answers users want from a run, computed in one place for tables, diff and the reports.
 
 - per-core and all-core throughput (threads 1 vs `-multi N`; per core = all-core / N), in MB/s and Mbit/s;
-- the largest VPN/TLS line rate a host can carry for given links (Mbit/s), from aes-256-gcm / chacha20-poly1305
-  at 1024–16384-byte blocks on one core and on all cores (crypto only: packet handling costs come on top);
+- the crypto ceiling of a VPN/TLS line rate for given links (Mbit/s), from aes-256-gcm / chacha20-poly1305
+  at 1024–16384-byte blocks on one core and on all cores (crypto only: packet handling costs come on top, so it
+  never says a host "carries" a link; a measured tunnel does, analysis/tunnel_answers.py);
 - whether the CPU has crypto instructions (CpuFacts.crypto) and whether the EVP path uses them (EVP ≫ legacy on
   aes-*-cbc up to OpenSSL 1.1.1; OpenSSL 3.x's CPUINFO capability bits; see evp_check);
 - RSA / ECDSA handshakes per second for TLS relays;
@@ -113,8 +114,11 @@ class Throughput:
 
 @dataclass
 class LineRate:
+    """What `openssl speed` says of a link: a crypto ceiling in user space above or below it, never that the host
+    carries it (only a measured tunnel says that: analysis/tunnel_answers.py)."""
+
     link_mbit: int
-    carried: bool | None  # None when nothing was measured to decide
+    carried: bool | None  # the crypto ceiling is at or above the link; None when nothing was measured to decide
     cores_needed: int | None  # 1, N, or None when it cannot carry the link
     best_mbit: float | None
     verdict: str  # says the flags of the figures it rests on
@@ -250,8 +254,8 @@ def _best_aeads(values: dict[Key, float], flags: FigureFlags) -> tuple[_Best | N
 
 def line_rates(values: dict[Key, float], links: Sequence[int] = DEFAULT_LINKS,
                flags: FigureFlags | None = None) -> list[LineRate]:
-    """Can the host's crypto carry each link? Uses the smallest block in LINE_BLOCKS (the VPN-sized, harder case).
-    Each verdict carries the flags (figure_flags) of the figures it rests on."""
+    """Is the host's crypto ceiling above each link? From the smallest block in LINE_BLOCKS (the VPN-sized, harder
+    case). Each verdict carries the flags (figure_flags) of the figures it rests on."""
     best_one, best_all = _best_aeads(values, flags or {})
     return [_line_rate(link, best_one, best_all) for link in links]
 
@@ -264,19 +268,19 @@ def _line_rate(link: int, best_one: _Best | None, best_all: _Best | None) -> Lin
     every = best_all.mbit if best_all else None
     best = max(v for v in (one, every) if v is not None)
     if best_one is not None and best_one.mbit >= link:
-        text = (f"carries {link} Mbit/s on 1 core ({best_one.algorithm}: {best_one.mbit:,.0f} Mbit/s at "
-                f"{best_one.block}-byte blocks)")
+        text = (f"crypto ceiling above {link} Mbit/s on 1 core ({best_one.algorithm}: {best_one.mbit:,.0f} Mbit/s "
+                f"at {best_one.block}-byte blocks)")
         return LineRate(link, True, 1, best, text + flagged(best_one.flags), best_one.flags)
     # "not on 1 core" and "cannot carry" rest on both figures
     both = union(best_one.flags if best_one else (), best_all.flags if best_all else ())
     if best_all is not None and best_all.mbit >= link:
         cores = best_all.cores
-        text = (f"carries {link} Mbit/s on {cores} cores, not on 1 core "
+        text = (f"crypto ceiling above {link} Mbit/s on {cores} cores, not on 1 core "
                 f"({best_all.algorithm}: {best_all.mbit:,.0f} Mbit/s on {cores} cores"
                 + (f", {one:,.0f} on 1 core)" if one is not None else ")"))
         return LineRate(link, True, cores, best, text + flagged(both), both)
     scope = "all cores measured" if every is not None else "1 core; all cores not measured"
-    return LineRate(link, False, None, best, f"cannot carry {link} Mbit/s (best {best:,.0f} Mbit/s, {scope})"
+    return LineRate(link, False, None, best, f"crypto ceiling below {link} Mbit/s (best {best:,.0f} Mbit/s, {scope})"
                     + flagged(both), both)
 
 

@@ -7,18 +7,22 @@ from __future__ import annotations
 from typing import Any, Protocol, Sequence
 
 from orchestrator import reference
-from orchestrator.analysis import insights
-from orchestrator.model import LINE_BLOCKS, REFERENCE, Run
+from orchestrator.analysis import insights, tunnel_answers
+from orchestrator.analysis.cells import Cell, Key
+from orchestrator.model import LINE_BLOCKS, REFERENCE, HostResult, Run
 from orchestrator.render import tables
 from orchestrator.render.model import Block, Heading, Note, Table
 from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, mbits
 
 
 class Shown(Protocol):
-    """A host of a run as a report shows it (report.Series): the label every table gives it, and its run."""
+    """A host of a run as a report shows it (report.Series): the label every table gives it, its run, its result
+    and its openssl cells (grouped under the run's busy rule)."""
 
     label: str
     run: Run
+    result: HostResult
+    cells: dict[Key, Cell]
 
 
 Found = Sequence[tuple[Shown, insights.HostInsights]]
@@ -36,9 +40,11 @@ def _with_flags(headers: list[str], rows: list[list[Any]], flags: Sequence[insig
 def line_rate(found: Found, links: Sequence[int]) -> list[Block]:
     blocks: list[Block] = [
         Heading("VPN / TLS line rate"),
-        Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
-             "1024-16384 bytes (VPN-sized packets); packet handling costs come on top. It predicts the data paths "
-             f"that run OpenSSL in user space: {insights.OPENSSL_PATHS}."),
+        Note("Crypto ceilings, not line rates: the faster of aes-256-gcm and chacha20-poly1305 at the smallest "
+             "block of 1024-16384 bytes (VPN-sized packets), crypto only; packet handling, copies and the "
+             "scheduler come on top, and a measured tunnel can be ten times slower. It bounds the data paths that "
+             f"run OpenSSL in user space: {insights.OPENSSL_PATHS}. Only a measured tunnel (sslbench run "
+             "--tunnels wireguard,openvpn) says a host carries a link."),
         # a verdict says the flags of its figures (LineRate.verdict); a known board without a line-rate figure is
         # listed with what it published (_known_boards)
         Table(["host"] + [f"{link} Mbit/s" for link in links],
@@ -52,7 +58,27 @@ def line_rate(found: Found, links: Sequence[int]) -> list[Block]:
                  "`openssl speed` did not measure (the figures above do not predict them). The kernel's preferred "
                  "implementation (highest priority in /proc/crypto, before the run):"),
             Table(["host"] + paths, [[s.label] + [p.said for p in ins.kernel_paths] for s, ins in kernel])]
-    return blocks
+    return blocks + measured_tunnels(found, links)
+
+
+def measured_tunnels(found: Found, links: Sequence[int]) -> list[Block]:
+    """Each host's measured tunnels beside the openssl prediction, measured / predicted, and the verdict per link
+    from the measured figure (tunnel_answers)."""
+    rows: list[list[Any]] = []
+    for s, _ in found:
+        for answer in tunnel_answers.host_tunnels(s.result, s.cells, links):
+            ratio = f"{answer.ratio:.2f}" if answer.ratio is not None else "-"
+            predicted = answer.prediction.said if answer.prediction else "no openssl figure of an AEAD"
+            rows.append([s.label, answer.figure.said, predicted, ratio] + answer.verdicts)
+    if not rows:
+        return []
+    return [Heading("Measured tunnels", 3),
+            Note("Measured: iperf3 through the tunnel between two network namespaces of the host, both ends on "
+                 "the board (the receiver's throughput, the median of the repeats): the whole data path. Predicted: "
+                 "openssl speed of the tunnel's cipher at the smallest block of 1024-16384 bytes, one core for one "
+                 "stream, all cores for several. The verdicts are the measured figure's."),
+            Table(["host", "measured", "predicted (crypto ceiling)", "measured / predicted"]
+                  + [f"{link} Mbit/s" for link in links], rows, ["predicted (crypto ceiling)"])]
 
 
 def known_boards(runs: Sequence[Run]) -> list[Block]:

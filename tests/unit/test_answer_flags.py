@@ -59,7 +59,7 @@ def test_every_answer_of_busy_cells_is_flagged_and_clean_ones_are_not(runs):
     loaded, quiet = (insights.run_insights(runs[0], h, [100, 1000]) for h in runs[0].hosts)
     assert loaded.line_rates and all(lr.flags == (BUSY,) for lr in loaded.line_rates)
     carries = loaded.line_rates[0]
-    assert carries.verdict.startswith("carries 100 Mbit/s") and "flagged busy" in carries.verdict
+    assert carries.verdict.startswith("crypto ceiling above 100 Mbit/s") and "flagged busy" in carries.verdict
     assert all(t.one_core_flags == (BUSY,) for t in loaded.throughput)
     assert all(t.all_cores_flags == (BUSY,) for t in loaded.throughput if t.all_cores is not None)
     assert loaded.evp_flags == (BUSY,) and loaded.evp_ratio == pytest.approx(2.0)
