@@ -97,3 +97,25 @@ def test_the_line_rate_view_and_the_page_show_the_measured_tunnel(tmp_path):
     page = report.render_html(runs, tmp_path / "r.html").read_text(encoding="utf-8")
     assert "WireGuard (kernel) 610 Mbit/s, 4 streams, both ends on this board" in page
     assert "predicted 4,320 Mbit/s (chacha20-poly1305, 1024 B, 4 cores, user space)" in page
+
+
+def test_dashboards_carry_each_measured_tunnel_in_mbit_per_second_and_no_openssl_cell_of_it():
+    from orchestrator.render import dashboards
+
+    runs = [run(r2s(tunnel("wireguard", "kernel", 234.0), tunnel("wireguard", "kernel", 240.0, repeat=1),
+                    tunnel("openvpn-aes-256-gcm", "openvpn-tun", 150.0, direction=REVERSE, flags=[BUSY]),
+                    tunnel("openvpn-chacha20-poly1305", None, None, reason="not measurable: no openvpn")))]
+    tunnels = [f for f in dashboards.figures(runs) if f.family == dashboards.TUNNEL_RATE]
+    assert [(dict(f.labels)["tunnel"], dict(f.labels)["implementation"], dict(f.labels)["direction"],
+             dict(f.labels)["streams"], dict(f.labels)["flags"], f.value, f.samples) for f in tunnels] == [
+        ("wireguard", "kernel", "forward", "1", "", 237.0, 2),
+        ("openvpn-aes-256-gcm", "openvpn-tun", "reverse", "1", "busy", 150.0, 1)]
+    assert all(tuple(k for k, _ in f.labels) == dashboards.HOST_LABELS + dashboards.TUNNEL_LABELS for f in tunnels)
+    others = [dict(f.labels).get("algorithm") for f in dashboards.figures(runs) if f.family != dashboards.TUNNEL_RATE]
+    assert not {"wireguard", "openvpn-aes-256-gcm", "openvpn-chacha20-poly1305"} & set(others)
+    text = dashboards.openmetrics(runs)
+    assert ('sslbench_tunnel_megabits_per_second{host="r2s",board="Cortex-A53",firmware="unknown firmware",'
+            'openssl_version="",tunnel="wireguard",implementation="kernel",direction="forward",streams="1",flags=""}'
+            ' 237\n') in text
+    line = next(line for line in dashboards.influx(runs).splitlines() if line.startswith("sslbench_tunnel,"))
+    assert "tunnel=wireguard" in line and " mbits_per_second=237.0,samples=2i " in line
