@@ -9,7 +9,7 @@ from typing import Any, Protocol, Sequence
 from orchestrator import reference
 from orchestrator.analysis import insights, tunnel_answers
 from orchestrator.analysis.cells import Cell, Key
-from orchestrator.model import LINE_BLOCKS, REFERENCE, HostResult, Run
+from orchestrator.model import FORWARD, LINE_BLOCKS, REFERENCE, HostResult, Run
 from orchestrator.render import tables
 from orchestrator.render.model import Block, Heading, Note, Table
 from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, mbits
@@ -86,6 +86,7 @@ def known_boards(runs: Sequence[Run]) -> list[Block]:
     closest to them, with its source, and whether it is a log or a summary figure and what it cannot tell."""
     rows: list[tuple[float, list[Any]]] = []
     labels = tables.host_labels(runs)
+    published = reference.load_tunnels()
     for run in runs:
         entries = reference.entries_of(run)
         for result in run.hosts:
@@ -102,23 +103,83 @@ def known_boards(runs: Sequence[Run]) -> list[Block]:
                     f"{mbits(found.all_cores):,.0f} (cores not stated)"
             if not entries:
                 rows.append((rank, [labels[run.run_id, result.host], result.cpu.model or "", "your host",
-                                    found.text, one, every, "", f"run {run.run_id}"]))
+                                    found.text, one, every, *_tunnel_beside(result, published), "",
+                                    f"run {run.run_id}"]))
                 continue
             kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
+            soc = reference.of_cpu(str(entry.get("cpu", "")), published)
             rows.append((rank, [labels[run.run_id, result.host], str(entry.get("cpu", "")), kind, found.text, one,
-                                every, reference.not_told(entry), str(entry.get("source", ""))]))
+                                every, reference.published_range(soc) or "-", reference.sources(soc),
+                                reference.not_told(entry), str(entry.get("source", ""))]))
     if not any(row[2] != "your host" for _, row in rows):
         return []
     rows.sort(key=lambda row: -row[0])  # fastest first: where the user's host sits among them
-    return [Heading("Known boards beside them (reference)", 3),
-            Note("Published figures of known boards and routers, fastest first, to find a neighbour of your host: "
-                 "the figure closest to a line rate each one published (aes-256-gcm or chacha20-poly1305, else "
-                 "aes-128-gcm, else another cipher; the smallest block of 1024-16384 bytes, else the largest), in "
-                 "Mbit/s. Not a verdict: other ciphers, other OpenSSL versions and ways of measuring. \"Summary "
-                 "figures\" are a published table row or ranking, not a log; a figure without its block size or "
-                 "threads is shown as published and is no cell of the tables."),
-            Table(["known board", "CPU", "entry", "figure", "1 core Mbit/s", "all cores Mbit/s", "cannot tell",
-                   "source"], [row for _, row in rows], ["cannot tell", "CPU", "entry"])]
+    blocks: list[Block] = [
+        Heading("Known boards beside them (reference)", 3),
+        Note("Published figures of known boards and routers, fastest first, to find a neighbour of your host: "
+             "the figure closest to a line rate each one published (aes-256-gcm or chacha20-poly1305, else "
+             "aes-128-gcm, else another cipher; the smallest block of 1024-16384 bytes, else the largest), in "
+             "Mbit/s. Not a verdict: other ciphers, other OpenSSL versions and ways of measuring. \"Summary "
+             "figures\" are a published table row or ranking, not a log; a figure without its block size or "
+             "threads is shown as published and is no cell of the tables. Beside each prediction, the tunnel "
+             "its SoC carried where one was measured and published (a range over the published rows, with their "
+             "source), or a host's own measured tunnel."),
+        Table(["known board", "CPU", "entry", "figure", "1 core Mbit/s", "all cores Mbit/s",
+               "tunnel measured", "tunnel source", "cannot tell", "source"], [row for _, row in rows],
+              ["cannot tell", "tunnel source", "CPU", "entry"])]
+    return blocks + ranked_tunnels(runs, published)
+
+
+def _tunnel_beside(result: HostResult, published: Sequence[reference.PublishedTunnel]) -> list[str]:
+    """A user's host's own measured WireGuard beside its prediction, else the published range of its SoC (by its
+    system type or model) and its source; "-" when neither."""
+    own = [f for f in tunnel_answers.tunnel_figures(result) if f.tunnel == "wireguard" and f.mbit is not None]
+    if own:
+        return ["; ".join(f.said for f in own), "measured here"]
+    soc = reference.of_cpu(f"{result.cpu.system_type or ''} {result.cpu.model or ''}", published)
+    if soc:
+        return [f"not measured here; its SoC: {reference.published_range(soc)}", reference.sources(soc)]
+    return ["-", ""]
+
+
+def ranked_tunnels(runs: Sequence[Run], published: Sequence[reference.PublishedTunnel]) -> list[Block]:
+    """The user's measured WireGuard (1 stream, forward: as the published rows were measured) ranked among the
+    published rows of known/tunnels.toml, fastest first."""
+    labels = tables.host_labels(runs)
+    rows: list[tuple[float, list[Any]]] = []
+    left_out = []
+    for run in runs:
+        if run.source == REFERENCE:
+            continue
+        for result in run.hosts:
+            for f in tunnel_answers.tunnel_figures(result):
+                if f.tunnel != "wireguard" or f.mbit is None:
+                    continue
+                if (f.streams, f.direction) != (1, FORWARD):
+                    left_out.append(f"{labels[run.run_id, result.host]}: {f.said}")
+                    continue
+                rows.append((f.mbit, [labels[run.run_id, result.host] + " (yours)", result.cpu.model or "",
+                                      f.name, f"{f.mbit:,.0f}", f.how + insights.flagged(f.flags), f"run {run.run_id}"]))
+    if not rows:
+        return []
+    for row in published:
+        if row.tunnel == "wireguard":
+            how = f"{row.how}, one end in the root namespace" + (f"; {row.note}" if row.note else "")
+            rows.append((row.mbit, [row.device, f"{row.soc} · {row.system}", f"WireGuard ({row.implementation})",
+                                    f"{row.mbit:,.4g}" if row.mbit < 100 else f"{row.mbit:,.0f}", how, row.source]))
+    rows.sort(key=lambda item: -item[0])
+    table = [[str(rank)] + row for rank, (_, row) in enumerate(rows, 1)]
+    blocks: list[Block] = [
+        Heading("Measured WireGuard beside known boards (reference)", 3),
+        Note("Your hosts' measured WireGuard (1 stream, forward) ranked among the tunnels others measured and "
+             "published for the known boards' SoCs, fastest first, in Mbit/s: both are the data path of the board "
+             "itself, not openssl speed. The published rows are one run each (wg-bench: one end in the root "
+             "namespace, no repeats, no CPU accounting), yours the median of your repeats."),
+        Table(["rank", "board", "SoC / CPU · system", "tunnel", "Mbit/s", "how", "source"], table,
+              ["SoC / CPU · system", "how"])]
+    if left_out:
+        blocks.append(Note("Not ranked (measured otherwise than the published rows): " + "; ".join(left_out) + "."))
+    return blocks
 
 
 def crypto(found: Found) -> list[Block]:
