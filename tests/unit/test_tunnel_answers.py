@@ -7,6 +7,8 @@ cannot run as unsupported with "not measurable: why". The openssl figures are th
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from orchestrator.analysis import insights, tunnel_answers
@@ -119,3 +121,30 @@ def test_dashboards_carry_each_measured_tunnel_in_mbit_per_second_and_no_openssl
             ' 237\n') in text
     line = next(line for line in dashboards.influx(runs).splitlines() if line.startswith("sslbench_tunnel,"))
     assert "tunnel=wireguard" in line and " mbits_per_second=237.0,samples=2i " in line
+
+
+def test_report_tables_json_and_csv_carry_the_tunnels_in_mbit_per_second_never_as_openssl_cells():
+    import csv
+    import io
+    import json
+
+    from orchestrator.render import tables
+
+    runs = [run(r2s(tunnel("wireguard", "kernel", 234.0), tunnel("wireguard", "kernel", 240.0, repeat=1),
+                    tunnel("openvpn-aes-256-gcm", "openvpn-tun", 120.0, direction=REVERSE, streams=4, flags=[BUSY]),
+                    tunnel("openvpn-chacha20-poly1305", None, None, reason="not measurable: no openvpn")))]
+    text = tables.render_runs(runs, "table")
+    assert "error" not in text and "forward/s" not in text  # a tunnel is no public-key cell
+    assert re.search(r"^r2s +wireguard +kernel +forward +1 +237 *$", text, re.M)
+    assert re.search(r"^r2s +openvpn-aes-256-gcm +openvpn-tun +reverse +4 +120 +busy$", text, re.M)
+    assert re.search(r"^r2s +openvpn-chacha20-poly1305 +forward +1 +not measurable: no openvpn", text, re.M)
+    records = [r for r in json.loads(tables.render_runs(runs, "json")) if r.get("kind") == TUNNEL]
+    assert [(r["tunnel"], r["implementation"], r["direction"], r["streams"], r["mbits_per_second"])
+            for r in records] == [("wireguard", "kernel", "forward", 1, 234.0), ("wireguard", "kernel", "forward", 1, 240.0),
+                                  ("openvpn-aes-256-gcm", "openvpn-tun", "reverse", 4, 120.0),
+                                  ("openvpn-chacha20-poly1305", None, "forward", 1, None)]
+    speed = [r for r in json.loads(tables.render_runs(runs, "json")) if r.get("kind") != TUNNEL]
+    assert speed and all("kind" not in r for r in speed)  # an openssl record as it always was
+    table = tables.render_runs(runs, "csv").split("\n\n")[-1]
+    rows = list(csv.DictReader(io.StringIO(table)))
+    assert {(r["tunnel"], r["Mbit/s"]) for r in rows} >= {("wireguard", "237.0"), ("openvpn-aes-256-gcm", "120.0")}
