@@ -21,6 +21,7 @@ the tables use (`grouped`: a progress line timed for less than the run asked fla
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
@@ -30,7 +31,7 @@ from orchestrator.analysis.cells import (CARRIED_FLAGS, Cell, Key, best_core, ho
                                          requested_seconds)
 from orchestrator.errors import UserError
 from orchestrator.evidence.validity import StoredConditions, busy_below, measured_mhz
-from orchestrator.model import LINE_BLOCKS, HostResult, Run
+from orchestrator.model import LINE_BLOCKS, SPEED, HostResult, Run
 from orchestrator.units import mbits
 
 AEADS = ("aes-256-gcm", "chacha20-poly1305")
@@ -49,10 +50,18 @@ def medians(result: HostResult) -> dict[Key, float]:
     return best_core(cell_medians(host_cells(result)))
 
 
+def speed_only(result: HostResult) -> HostResult:
+    """The host with its openssl speed measurements only: a measured tunnel is answered by tunnel_answers, never as
+    an openssl cell."""
+    if all(m.kind == SPEED for m in result.measurements):
+        return result
+    return dataclasses.replace(result, measurements=[m for m in result.measurements if m.kind == SPEED])
+
+
 def grouped(run: Run, result: HostResult) -> dict[Key, Cell]:
-    """A host's cells of a run under the read-time busy rule the tables, diff and trend use (busy_below of the
-    seconds the run asked for)."""
-    return host_cells(result, busy_below(requested_seconds(run)))
+    """A host's openssl cells of a run under the read-time busy rule the tables, diff and trend use (busy_below of
+    the seconds the run asked for)."""
+    return host_cells(speed_only(result), busy_below(requested_seconds(run)))
 
 
 def figure_flags(cells: Mapping[Key, Cell]) -> dict[Key, Flags]:
@@ -394,7 +403,7 @@ def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS,
                   cells: Mapping[Key, Cell] | None = None) -> HostInsights:
     """The answers for one host, from its cells (default: host_cells without a run's busy rule; a report passes
     `grouped` of its run), each with the flags of the figures it rests on."""
-    cells = host_cells(result) if cells is None else cells
+    cells = host_cells(speed_only(result)) if cells is None else cells
     values = best_core(cell_medians(cells))
     flags = figure_flags(cells)
     ratio, verdict = evp_check(values, result)
