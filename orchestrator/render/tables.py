@@ -340,10 +340,10 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
     return doc
 
 
-def _json_record(record: Record) -> dict[str, Any]:
+def _json_record(record: Record) -> dict[str, object]:
     """A record as `--format json` gives it (JSON_FIELDS); a measured tunnel's also says its kind, and its tunnel,
     implementation, direction, streams and Mbit/s by those names (an openssl record stays as it always was)."""
-    out: dict[str, Any] = {k: record.get(k) for k in JSON_FIELDS}
+    out: dict[str, object] = {k: record.get(k) for k in JSON_FIELDS}
     if record.get("kind") == TUNNEL:
         value = record["bytes_per_second"]
         out.update(kind=TUNNEL, tunnel=record["algorithm"], implementation=record["implementation"],
