@@ -104,3 +104,13 @@ def test_the_users_own_measured_tunnel_stands_beside_its_prediction_among_known_
     known = text.split("Known boards beside them (reference)")[1].split("Measured WireGuard")[0]
     mine = next(line for line in known.splitlines() if line.startswith("my-r2s"))
     assert "your host" in mine and "WireGuard (kernel) 300 Mbit/s, 1 stream, both ends on this board" in mine
+
+
+def test_a_users_host_without_measured_tunnels_shows_its_socs_published_range():
+    router = HostResult("er-x", cpu=CpuFacts(model="MIPS 1004Kc V2.15", system_type="MediaTek MT7621 ver:1 eco:3"),
+                        measurements=[Measurement("aes-256-gcm", 1024, 8e6, api="evp")])
+    text = report.render_text(_runs(router), "line-rate")
+    known = text.split("Known boards beside them (reference)")[1]
+    mine = " ".join(known.split("er-x", 1)[1].split("\n\n", 1)[0].split())  # its row, wrapped cells joined
+    assert "not measured here; its SoC: WireGuard (kernel) 82.5-122 Mbit/s measured, 1 stream, 10 published rows" \
+        in mine, mine
