@@ -46,8 +46,9 @@ FigureFlags = Mapping[Key, Flags]
 
 
 def medians(result: HostResult) -> dict[Key, float]:
-    """Median value of every cell with at least one ok sample; of a cell pinned per cluster, the best cluster's."""
-    return best_core(cell_medians(host_cells(result)))
+    """Median value of every openssl cell with at least one ok sample; of a cell pinned per cluster, the best
+    cluster's."""
+    return best_core(cell_medians(host_cells(speed_only(result))))
 
 
 def speed_only(result: HostResult) -> HostResult:
