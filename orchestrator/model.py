@@ -104,8 +104,8 @@ class Measurement:
 
     @property
     def value(self) -> float | None:
-        """The figure a table shows: bytes/s for throughput, ops/s for public-key operations."""
-        return self.bytes_per_second if self.operation is None else self.ops_per_second
+        """The figure stored: bytes/s for throughput and tunnels, ops/s for public-key operations."""
+        return self.bytes_per_second if self.operation is None or self.kind != SPEED else self.ops_per_second
 
     def to_dict(self) -> dict[str, object]:
         """Every field but the schema 4 ones at their defaults: an openssl-speed figure as it always was."""

@@ -16,7 +16,6 @@ keeps each run as a point.
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import math
 import re
@@ -26,7 +25,7 @@ from typing import Iterable
 from orchestrator import stats
 from orchestrator.analysis import cells, identity, tunnel_answers
 from orchestrator.evidence import validity
-from orchestrator.model import TUNNEL, HostResult, Run
+from orchestrator.model import SPEED, HostResult, Run
 
 THROUGHPUT = "sslbench_throughput_bytes_per_second"
 PUBLIC_KEY = "sslbench_public_key_operations_per_second"
@@ -82,13 +81,13 @@ def figures(runs: Iterable[Run]) -> list[Figure]:
                 continue
             host = (("host", result.host), ("board", result.cpu.system_type or result.cpu.model or ""),
                     ("firmware", identity.firmware_label(result)), ("openssl_version", result.openssl.version or ""))
-            # the openssl cells; a measured tunnel is a figure of its own family (_tunnels), never an openssl cell
-            speed = dataclasses.replace(result, measurements=[m for m in result.measurements if m.kind != TUNNEL])
-            host_cells = cells.host_cells(speed, busy)
+            host_cells = cells.host_cells(result, busy)
             for key in sorted(host_cells, key=cells.sort_key):
                 cell = host_cells[key]
-                if not cell.samples:
-                    continue  # unsupported or failed: no figure to plot (the tables say why)
+                if not cell.samples or key.kind != SPEED:
+                    # unsupported or failed: no figure to plot (the tables say why); a measured tunnel is a figure of
+                    # its own family (_tunnels), never exposed under openssl speed's
+                    continue
                 flags = ",".join(sorted(cell.flags))
                 labels = host + (("algorithm", key.algorithm), ("api", key.api or ""),
                                  ("operation", key.operation or ""), ("threads", str(key.threads)),

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from orchestrator import extras, reference, store, textsafe
+from orchestrator import extras, kinds, reference, store, textsafe
 from orchestrator.analysis import trend
 from orchestrator.analysis.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
 from orchestrator.model import Run
 from orchestrator.render import trend_table
 from orchestrator.render import html as web
-from orchestrator.units import count, fmt_delta, fmt_rate, mbytes
+from orchestrator.units import BITS, MB, count, fmt_delta, fmt_rate, mbytes
 
 HEADLINE = (  # the cells the index shows a sparkline of, where a host has them
     Key("aes-256-gcm", "evp", None, 1, 1024), Key("chacha20-poly1305", "evp", None, 1, 1024),
@@ -238,7 +238,7 @@ def _sparkline(result: trend.Trend, key: Key, colors: dict[str, str]) -> str:
     for letter in dict.fromkeys(p[2] for p in points):
         part = " ".join(xy(p) for p in points if p[2] == letter)
         lines.append(f'<polyline fill="none" stroke="{colors[letter]}" stroke-width="1.2" points="{part}"/>')
-    title = html.escape(f"{label(key)}: {fmt_rate(points[-1][1], 'B/s' if key.operation is None else 'ops/s')} now")
+    title = html.escape(f"{label(key)}: {fmt_rate(points[-1][1], kinds.get(key.kind).unit_of(key))} now")
     return (f'<svg width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}" '
             f'role="img" aria-label="{title}"><title>{title}</title>{"".join(lines)}</svg>')
 
@@ -279,7 +279,7 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
                 for name, values in references.items()]
     rows_of = [r for r in rows_of if r[1]]
     keys = sorted({k for _, values, _ in rows_of for k in values}, key=sort_key)
-    unit = "B/s" if keys and keys[0].operation is None else "ops/s"
+    unit = kinds.get(keys[0].kind).unit_of(keys[0]) if keys else "B/s"
     links = {p.host: p.file for p in pages}
     body = [f"<p>Each host's medians under its latest firmware (one core: the best cluster of a big.LITTLE board) "
             f"beside published results of known boards, marked as reference (their sources: below, and "
@@ -379,7 +379,7 @@ def _figure(width: float, height: float) -> Any:
 
 def _plot_cell(result: trend.Trend, cell: trend.CellTrend, colors: dict[str, str], path: Path) -> None:
     points = _series(result, cell.key)
-    scale = mbytes if cell.unit == "B/s" else (lambda v: v)
+    scale = mbytes if cell.unit == "B/s" else (lambda v: v / MB) if cell.unit == BITS else (lambda v: v)
     figure = _figure(8, 3)
     ax = figure.add_axes((0.09, 0.14, 0.89, 0.76))
     for letter in dict.fromkeys(p[2] for p in points):
@@ -406,7 +406,7 @@ def _plot_cell(result: trend.Trend, cell: trend.CellTrend, colors: dict[str, str
         start += len(segment.runs)
     ax.set_xticks(ticks, names)
     ax.set_xlim(-1, max(start, 1))
-    ax.set_ylabel("MB/s" if cell.unit == "B/s" else "ops/s", fontsize=9)
+    ax.set_ylabel("MB/s" if cell.unit == "B/s" else "Mbit/s" if cell.unit == BITS else "ops/s", fontsize=9)
     ax.set_title(label(cell.key), fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     ax.tick_params(labelsize=8)

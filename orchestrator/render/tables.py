@@ -10,8 +10,8 @@ from typing import Any, Callable, Iterable, Literal, Sequence, TypedDict, cast
 
 from orchestrator.analysis.cells import Key, record_key
 from orchestrator.errors import UserError
-from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, TUNNEL, UNSUPPORTED, HostResult,
-                                Measurement, ParsedLog, Run)
+from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, SPEED, TUNNEL, UNSUPPORTED,
+                                HostResult, Measurement, ParsedLog, Run)
 from orchestrator.render import formats
 from orchestrator.render.model import Document, Lines, Table
 from orchestrator.stats import median
@@ -126,7 +126,7 @@ def records_from_log(log: ParsedLog, host: str | None = None) -> list[Record]:
 
 def throughput_table(rows: Iterable[Record], by: str = "host", unit: str = "MB/s",
                      unit_in_header: bool = True) -> tuple[list[str], list[list[Any]]]:
-    """Block-size columns for symmetric ciphers and digests.
+    """Block-size columns for symmetric ciphers and digests (openssl speed figures only).
 
     by="host": rows grouped by algorithm, one row per host (compare boxes); by="algorithm": rows grouped
     by host, one row per algorithm. unit: "MB/s", "Mbit/s" or "both" (two columns per block size);
@@ -136,8 +136,8 @@ def throughput_table(rows: Iterable[Record], by: str = "host", unit: str = "MB/s
     validity flags (busy, throttled ...) of the row's cells when any cell has one.
     """
     units_ = _units(unit)
-    cells, flags = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None],
-                          "block_size", "bytes_per_second")
+    cells, flags = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None
+                           and r.get("kind") == SPEED], "block_size", "bytes_per_second")
     sizes = sorted({column for (_, column) in cells})
     columns = [(size, u) for size in sizes for u in units_]
     names = [f"{size} B {u}" if unit_in_header or len(units_) > 1 else f"{size} B" for size, u in columns]
@@ -149,8 +149,9 @@ def throughput_table(rows: Iterable[Record], by: str = "host", unit: str = "MB/s
 
 
 def pk_table(rows: Iterable[Record], by: str = "host") -> tuple[list[str], list[list[Any]]]:
-    """Public-key operations per second (sign/s, verify/s, ...): one column per operation present."""
-    cells, flags = _cells([r for r in rows if r.get("operation")], "operation", "ops_per_second")
+    """Public-key operations per second (sign/s, verify/s, ...) of openssl speed: a column per operation present."""
+    cells, flags = _cells([r for r in rows if r.get("operation") and r.get("kind") == SPEED], "operation",
+                          "ops_per_second")
     present = {column for (_, column) in cells}
     operations = [op for op in PK_OPERATIONS if op in present] + sorted(present - set(PK_OPERATIONS))
 

@@ -12,17 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import store
+from orchestrator import kinds, store
 from orchestrator.evidence import clusters, validity
 from orchestrator.parse import protocol
 from orchestrator.run import budget, matrix, platforms
 from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
-from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, UNSUPPORTED, HostResult,
-                                Measurement, OpenSSLBuild, Run)
+from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, SPEED, UNSUPPORTED,
+                                HostResult, Measurement, OpenSSLBuild, ParsedLog, Run)
 from orchestrator.evidence.conditions import read_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
-from orchestrator.parse.speed import parse_openssl_build, parse_speed
+from orchestrator.parse.speed import parse_openssl_build
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.config import PlanOptions, RunConfig
 from orchestrator.run.inventory import vault_hint
@@ -123,7 +123,8 @@ def fail(state: HostState, status: str, reason: str) -> None:
 
 def cell_measurements(cell: CellPlan, text: str, openssl_version: str | None, rc: int | None = None) -> list[Measurement]:
     """The records of one cell's log; a cell openssl refused becomes unsupported with openssl's words."""
-    parsed = parse_speed(text, threads=cell.threads, api=cell.api, algorithm=cell.algorithm)
+    parse = kinds.hook(kinds.get(SPEED).parser)  # the speed kind's parser (orchestrator/kinds/speed.py)
+    parsed: ParsedLog = parse(text, threads=cell.threads, api=cell.api, algorithm=cell.algorithm)
     found = []
     for m in parsed.measurements:
         if cell.sizes and m.block_size is not None and m.block_size not in cell.sizes:
@@ -351,9 +352,12 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
     if isinstance(options, MatrixRequest):
         options = PlanOptions(request=options)
 
+    plan_host = kinds.hook(kinds.get(SPEED).planner)  # the speed kind's planner: run/matrix.py's plan_host
+
     def planner(request: MatrixRequest) -> HostPlan:
-        return matrix.plan_host(state.name, request, openssl_version=state.result.openssl.version or
-                                state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
+        plan: HostPlan = plan_host(state.name, request, openssl_version=state.result.openssl.version or
+                                   state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
+        return plan
 
     if options.budget_seconds is None:
         plan = planner(options.request)
