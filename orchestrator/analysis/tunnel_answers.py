@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from orchestrator import stats
-from orchestrator.analysis.cells import CARRIED_FLAGS, Cell, Key, best_core, medians
+from orchestrator.analysis.cells import CARRIED_FLAGS, Cell, Key, best_core, host_cells, key_of, medians
 from orchestrator.analysis.insights import AEADS, FigureFlags, Flags, figure_flags, flagged, throughput, union
-from orchestrator.model import FORWARD, OK, TUNNEL, HostResult, LINE_BLOCKS
+from orchestrator.model import FORWARD, LINE_BLOCKS, TUNNEL, HostResult
 from orchestrator.units import mbits
 
 TUNNEL_NAMES = {"wireguard": "WireGuard", "openvpn-aes-256-gcm": "OpenVPN AES-256-GCM",
@@ -120,26 +120,20 @@ class TunnelAnswer:
 
 
 def tunnel_figures(result: HostResult) -> list[TunnelFigure]:
-    """The host's tunnel measurements grouped by tunnel, implementation, direction and streams (in the order the
-    host measured them), each the median of its ok repeats with the flags of its measurements and host."""
-    host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
-    groups: dict[tuple[str, str | None, str, int], list[float]] = {}
-    flags: dict[tuple[str, str | None, str, int], set[str]] = {}
-    reasons: dict[tuple[str, str | None, str, int], str] = {}
-    for m in result.measurements:
-        if m.kind != TUNNEL:
+    """The host's tunnel cells (cells.host_cells: one per tunnel, implementation, direction and streams, in the
+    order the host measured them), each the median of its ok repeats with the flags of its measurements and host,
+    or why it was not measured."""
+    reasons = {key_of(m): m.reason for m in result.measurements if m.kind == TUNNEL and m.reason}
+    out = []
+    for key, cell in host_cells(result).items():
+        if key.kind != TUNNEL:
             continue
-        key = (m.algorithm, m.implementation, m.operation or FORWARD, m.threads or 1)
-        samples = groups.setdefault(key, [])
-        flags.setdefault(key, set(host_flags)).update(f for f in m.flags if f in CARRIED_FLAGS)
-        if m.status == OK and m.bytes_per_second is not None:
-            samples.append(float(m.bytes_per_second))
-        elif m.reason:
-            reasons.setdefault(key, m.reason)
-    return [TunnelFigure(t, impl, direction, streams, stats.median(samples) if samples else None, len(samples),
-                         tuple(sorted(flags[t, impl, direction, streams])),
-                         None if samples else reasons.get((t, impl, direction, streams), "no figure"))
-            for (t, impl, direction, streams), samples in groups.items()]
+        bits = stats.median(cell.samples) if cell.samples else None  # a tunnel cell holds bit/s (kinds/tunnel.py)
+        out.append(TunnelFigure(key.algorithm, key.implementation, key.operation or FORWARD, key.threads,
+                                None if bits is None else bits / 8, len(cell.samples),
+                                tuple(sorted(cell.flags & CARRIED_FLAGS)),
+                                None if cell.samples else reasons.get(key, "no figure")))
+    return out
 
 
 def predict(tunnel: str, streams: int, values: Mapping[Key, float], flags: FigureFlags) -> Prediction | None:
