@@ -404,7 +404,8 @@ def host_insights(result: HostResult, links: Sequence[int] = DEFAULT_LINKS,
                   cells: Mapping[Key, Cell] | None = None) -> HostInsights:
     """The answers for one host, from its cells (default: host_cells without a run's busy rule; a report passes
     `grouped` of its run), each with the flags of the figures it rests on."""
-    cells = host_cells(speed_only(result)) if cells is None else cells
+    # openssl's cells only: a measured tunnel is answered by tunnel_answers
+    cells = host_cells(speed_only(result)) if cells is None else {k: c for k, c in cells.items() if k.kind == SPEED}
     values = best_core(cell_medians(cells))
     flags = figure_flags(cells)
     ratio, verdict = evp_check(values, result)

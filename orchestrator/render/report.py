@@ -15,8 +15,10 @@ from typing import Any, Callable, Collection, Sequence
 
 from orchestrator import extras, stats, store, textsafe
 from orchestrator.analysis import diff, identity, insights
-from orchestrator.analysis.cells import CARRIED_FLAGS, Cell, Key, best_core, key_cells, medians, sort_key
+from orchestrator.analysis.cells import (CARRIED_FLAGS, Cell, Key, best_core, host_cells, key_cells, medians,
+                                         requested_seconds, sort_key)
 from orchestrator.errors import UserError
+from orchestrator.evidence.validity import busy_below
 from orchestrator.model import HostResult, Run
 from orchestrator.render import answers, diff_table, formats, tables
 from orchestrator.render.model import Block, Document, Figure, Heading, Note, Table
@@ -48,7 +50,7 @@ def series_of(runs: Sequence[Run]) -> list[Series]:
             if not r.measurements:
                 continue
             # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
-            cells = insights.grouped(run, r)  # its openssl cells; its measured tunnels are answers/measured_tunnels
+            cells = host_cells(r, busy_below(requested_seconds(run)))  # every kind: the measurement table lists all
             out.append(Series(labels[run.run_id, r.host], run, r, cells, best_core(medians(cells))))
     return out
 
