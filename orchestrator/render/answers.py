@@ -1,6 +1,8 @@
-"""The report's answers (analysis/insights.py laid out): line rate, crypto instructions, handshakes, per core and
-all cores, and the known boards beside a user's line rate. Every answer shows the flags of the figures it rests
-on: a verdict in its text (insights.LineRate.verdict), a table in a last "flags" column where any row has one.
+"""The report's answers (analysis/insights.py and tunnel_answers.py laid out): the line rate (openssl's crypto
+ceiling, the measured tunnels beside their prediction), crypto instructions, handshakes, per core and all cores,
+and the known boards beside a user's line rate with the published measured tunnels of their SoCs. Every answer
+shows the flags of the figures it rests on: a verdict in its text (insights.LineRate.verdict), a table in a last
+"flags" column where any row has one.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, mbits
 
 class Shown(Protocol):
     """A host of a run as a report shows it (report.Series): the label every table gives it, its run, its result
-    and its openssl cells (grouped under the run's busy rule)."""
+    and its cells (every kind, grouped under the run's busy rule)."""
 
     label: str
     run: Run
