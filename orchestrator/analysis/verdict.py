@@ -68,6 +68,11 @@ def doubtful(flags: Sequence[str]) -> list[str]:
     return [flag for flag in flags if flag.rsplit("-", 1)[0] in DOUBTFUL or flag in DOUBTFUL]
 
 
+def _limit(pct: float, higher_is_better: bool) -> str:
+    """'-5%' for a rate, '+5%' where lower is better."""
+    return f"-{pct:g}%" if higher_is_better else f"+{pct:g}%"
+
+
 def _said_doubtful(flags: Sequence[str]) -> str:
     return f"not judged: a figure that may be wrong ({' '.join(flags)})"
 
@@ -93,7 +98,8 @@ def diff_cases(rows: Sequence[DiffRow], pct: float | None) -> list[Case]:
         elif pct is None and is_regression(row.delta_pct, row.significant, 0.0, better):
             case.drop = f"significant drop {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), {NOT_JUDGED}"
         elif pct is not None and is_regression(row.delta_pct, row.significant, pct, better):
-            case.failure = f"{name}: {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), worse than -{pct:g}%"
+            case.failure = (f"{name}: {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), "
+                            f"worse than {_limit(pct, better)}")
         elif row.old is None or row.new is None:
             case.skipped = "measured on one side only"
         elif row.significant is None:
@@ -127,7 +133,7 @@ def trend_cases(result: Trend, pct: float | None) -> list[Case]:
                          f"{segments[-1].short} ({fmt_p(step.p_value)}), {NOT_JUDGED}")
         elif pct is not None and is_regression(step.delta_pct, step.significant, pct, better):
             case.failure = (f"{name}: {fmt_delta(step.delta_pct)} at {segments[-2].short} → {segments[-1].short} "
-                            f"({fmt_p(step.p_value)}), worse than -{pct:g}%")
+                            f"({fmt_p(step.p_value)}), worse than {_limit(pct, better)}")
         elif step.significant is None:
             case.skipped = "one sample on a side: no verdict (sslbench run --repeat 4 or more)"
         cases.append(case)

@@ -284,8 +284,8 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
     body = [f"<p>Each host's medians under its latest firmware (one core: the best cluster of a big.LITTLE board) "
             f"beside published results of known boards, marked as reference (their sources: below, and "
             f"orchestrator/reference/known/boards.toml).</p>"]
-    for api, threads in dict.fromkeys((k.api, k.threads) for k in keys):
-        group = [k for k in keys if (k.api, k.threads) == (api, threads)]
+    for api, threads in dict.fromkeys((k.api or k.implementation, k.threads) for k in keys):  # a tunnel's: its
+        group = [k for k in keys if (k.api or k.implementation, k.threads) == (api, threads)]  # implementation
         rows, classes = [], []
         for name, values, is_reference in rows_of:
             if not any(k in values for k in group):
