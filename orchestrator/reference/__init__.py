@@ -36,11 +36,13 @@ from orchestrator.reference.entries import (
     figure_spec, figure_value, load_entries, not_told, per_cluster,
 )
 from orchestrator.reference.quotes import Quote, entries_of, quote, summary_note
+from orchestrator.reference.tunnels import PublishedTunnel, load_tunnels, of_cpu, published_range, sources
 
 __all__ = [  # what the other wings use, from this package or the modules it is cut into
     "FIGURES", "KNOWN_DIR", "LOG", "SOURCE", "UNITS", "UNKNOWN", "Board", "Entry", "Figure", "Quote", "add",
     "api_of", "entries_of", "entry_file", "entry_of", "figure_of", "figure_spec", "figure_value", "known_run",
     "load_entries", "not_told", "quote", "read", "read_entry", "read_figures", "shipped", "stored", "summary_note",
+    "PublishedTunnel", "load_tunnels", "of_cpu", "published_range", "sources",
 ]
 
 RUN_ID = "reference"  # the run every reference host is shown in: tables label its hosts "<id> (reference)"

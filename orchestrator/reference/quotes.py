@@ -3,8 +3,9 @@ a table of a reference run cannot show by its labels."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
-from orchestrator.analysis.cells import best_core, host_cells, medians
+from orchestrator.analysis.cells import Cell, Key, best_core, host_cells, medians
 from orchestrator.errors import UserError
 from orchestrator.model import LINE_BLOCKS, HostResult, Run
 from orchestrator.reference.entries import FIGURES, SOURCE, UNITS, figure_value, stored_figures
@@ -43,11 +44,12 @@ def entries_of(run: Run) -> dict[str, dict[str, object]]:
     return {str(k): v for k, v in entries.items() if isinstance(v, dict)}
 
 
-def quote(entry: dict[str, object], result: HostResult) -> Quote | None:
+def quote(entry: dict[str, object], result: HostResult, cells: Mapping[Key, Cell] | None = None) -> Quote | None:
     """The figure to quote for a known board (QUOTE_ALGORITHMS first; the smallest block of LINE_BLOCKS measured,
-    else the largest; a cell before a figure the source gives without block size), or None without throughput."""
+    else the largest; a cell before a figure the source gives without block size), or None without throughput.
+    cells: the result's, grouped under its run's busy rule (default: host_cells without one)."""
     candidates: list[tuple[str, int | None, int, float, bool]] = []  # algorithm, block, threads, bytes/s, placed
-    cells = host_cells(result)
+    cells = host_cells(result) if cells is None else cells
     for key, value in best_core(medians(cells)).items():
         if key.operation is None and key.block_size is not None:
             candidates.append((key.algorithm, key.block_size, key.threads, value, True))

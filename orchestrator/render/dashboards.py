@@ -3,7 +3,8 @@ textfile collector reads it) and InfluxDB line protocol (`report --format openme
 
 One content model, two writers: `figures(runs)` gives every cell of every host as a `Figure` (the median of its
 samples, as the tables show it, with the labels that say what was measured, on what, and what makes it less
-comparable), `openmetrics` and `influx` write them. Pure: no I/O.
+comparable), and every measured tunnel in Mbit/s (a family of its own, labelled by tunnel, implementation,
+direction and streams), `openmetrics` and `influx` write them. Pure: no I/O.
 
 Timestamps. node_exporter's textfile collector rejects a whole file in which any sample carries a timestamp
 ("contains unsupported client-side timestamps, skipping entire file", collector/textfile.go), so by default samples
@@ -26,25 +27,30 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from orchestrator import stats
-from orchestrator.analysis import cells, identity
+from orchestrator.analysis import cells, identity, tunnel_answers
 from orchestrator.evidence import validity
-from orchestrator.model import SPEED, Run
+from orchestrator.model import SPEED, HostResult, Run
 
 THROUGHPUT = "sslbench_throughput_bytes_per_second"
 PUBLIC_KEY = "sslbench_public_key_operations_per_second"
 RUN_TIME = "sslbench_run_timestamp_seconds"
+TUNNEL_RATE = "sslbench_tunnel_megabits_per_second"
 FAMILIES = {  # name -> HELP
     THROUGHPUT: "Median throughput of an openssl speed cell, bytes per second (block_size bytes per operation).",
     PUBLIC_KEY: "Median public-key operations per second of an openssl speed cell (sign, verify, ...).",
+    TUNNEL_RATE: "Median throughput of a measured tunnel (iperf3 through it, both ends on the host; the receiver's), "
+                 "Mbit/s (10^6 bits per second).",
     RUN_TIME: "When the run that measured the host's figures was made, Unix time in seconds.",
 }
 INFLUX = {THROUGHPUT: ("sslbench_throughput", "bytes_per_second"),
-          PUBLIC_KEY: ("sslbench_public_key", "ops_per_second")}
+          PUBLIC_KEY: ("sslbench_public_key", "ops_per_second"),
+          TUNNEL_RATE: ("sslbench_tunnel", "mbits_per_second")}
 # The labels of every figure, in this order (always all of them: a family whose series have different label names
 # is refused by the Prometheus client node_exporter gathers with). A run-time series has the host's four.
 HOST_LABELS = ("host", "board", "firmware", "openssl_version")
 CELL_LABELS = ("algorithm", "api", "operation", "threads", "block_size", "cpu_cluster", "flags")
 RUN = "run"  # the run's id: last label where every run is kept (see the module)
+TUNNEL_LABELS = ("tunnel", "implementation", "direction", "streams", "flags")  # TUNNEL_RATE's, after the host's
 _FACTS = {"board", "firmware", "openssl_version", "flags"}  # what a host's cell was measured on and how, not which
 
 
@@ -52,7 +58,7 @@ _FACTS = {"board", "firmware", "openssl_version", "flags"}  # what a host's cell
 class Figure:
     """One exposed value: a cell's median (or, RUN_TIME, a run's time) with its labels."""
 
-    family: str  # THROUGHPUT, PUBLIC_KEY or RUN_TIME
+    family: str  # THROUGHPUT, PUBLIC_KEY, TUNNEL_RATE or RUN_TIME
     labels: tuple[tuple[str, str], ...]  # (name, value) in HOST_LABELS (+ CELL_LABELS) order; "" where unknown
     value: float
     time: float  # the run's time, Unix seconds
@@ -89,8 +95,8 @@ def figures(runs: Iterable[Run]) -> list[Figure]:
             for key in sorted(host_cells, key=cells.sort_key):
                 cell = host_cells[key]
                 if not cell.samples or key.kind != SPEED:
-                    # unsupported or failed: no figure to plot (the tables say why); figures of another kind (tunnels)
-                    # have no family here yet, and are never exposed under openssl speed's
+                    # unsupported or failed: no figure to plot (the tables say why); a measured tunnel is a figure of
+                    # its own family (_tunnels), never exposed under openssl speed's
                     continue
                 flags = ",".join(sorted(cell.flags))
                 labels = host + (("algorithm", key.algorithm), ("api", key.api or ""),
@@ -99,8 +105,22 @@ def figures(runs: Iterable[Run]) -> list[Figure]:
                                  ("cpu_cluster", key.cpu or ""), ("flags", flags))
                 family = THROUGHPUT if key.operation is None else PUBLIC_KEY
                 out.append(Figure(family, labels, stats.median(cell.samples), when, len(cell.samples), run.run_id))
+            out += _tunnels(result, host, when, run.run_id)
             times.append(Figure(RUN_TIME, host, when, when, run=run.run_id))
     return out + times
+
+
+def _tunnels(result: HostResult, host: tuple[tuple[str, str], ...], when: float, run: str) -> list[Figure]:
+    """The host's measured tunnels with a figure, in Mbit/s, labelled by tunnel, implementation, direction, streams."""
+    out = []
+    for figure in tunnel_answers.tunnel_figures(result):
+        if figure.mbit is None:
+            continue  # not measurable: the report says why
+        labels = host + (("tunnel", figure.tunnel), ("implementation", figure.implementation or ""),
+                         ("direction", figure.direction), ("streams", str(figure.streams)),
+                         ("flags", ",".join(figure.flags)))
+        out.append(Figure(TUNNEL_RATE, labels, figure.mbit, when, figure.samples, run))
+    return out
 
 
 # --- OpenMetrics / Prometheus text ------------------------------------------------------------------------------

@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from orchestrator import extras, reference, stats, store, textsafe
+from orchestrator import extras, stats, store, textsafe
 from orchestrator.analysis import diff, identity, insights
-from orchestrator.analysis.cells import (Cell, Key, best_core, host_cells, key_cells, medians, requested_seconds,
-                                         sort_key)
+from orchestrator.analysis.cells import (CARRIED_FLAGS, Cell, Key, best_core, host_cells, key_cells, medians,
+                                         requested_seconds, sort_key)
 from orchestrator.errors import UserError
 from orchestrator.evidence.validity import busy_below
-from orchestrator.model import LINE_BLOCKS, REFERENCE, HostResult, Run
-from orchestrator.render import diff_table, formats, tables
+from orchestrator.model import HostResult, Run
+from orchestrator.render import answers, diff_table, formats, tables
 from orchestrator.render.model import Block, Document, Figure, Heading, Note, Table
-from orchestrator.units import fmt_mhz, fmt_per_mhz, fmt_throughput, fmt_value, mbits, mbytes
+from orchestrator.units import fmt_value, mbytes
 
 MAX_SERIES_PLOTS = 24  # throughput-vs-block plots: one per host; beyond this the page gets unreadable
 MAX_DIFF_BARS = 40  # the largest changes only
@@ -50,7 +50,7 @@ def series_of(runs: Sequence[Run]) -> list[Series]:
             if not r.measurements:
                 continue
             # cells per cluster of a pinned big.LITTLE host (tables); values per cell, the best cluster's (answers, plots)
-            cells = host_cells(r, busy_below(requested_seconds(run)))
+            cells = host_cells(r, busy_below(requested_seconds(run)))  # every kind: the measurement table lists all
             out.append(Series(labels[run.run_id, r.host], run, r, cells, best_core(medians(cells))))
     return out
 
@@ -95,14 +95,15 @@ def build(runs: Sequence[Run], links: Sequence[int] = insights.DEFAULT_LINKS,
     if not series:
         blocks.append(Note("No host has any measurement."))
         return blocks
-    found = [(s, insights.host_insights(s.result, links)) for s in series] if wanted & _ANSWERS else []
+    # the answers from the cells the measurement table shows, under the same read-time busy rule, with their flags
+    found = [(s, insights.host_insights(s.result, links, s.cells)) for s in series] if wanted & _ANSWERS else []
     sections_of: dict[str, Callable[[], list[Block]]] = {
         "hosts": lambda: _host_section(series),
-        "line-rate": lambda: _line_rate(found, links) + _known_boards(runs),
-        "crypto": lambda: _crypto(found),
-        "handshakes": lambda: _handshakes(found),
-        "per-core": lambda: _per_core(found),
-        "all-core": lambda: _all_cores(found),
+        "line-rate": lambda: answers.line_rate(found, links) + answers.known_boards(runs),
+        "crypto": lambda: answers.crypto(found),
+        "handshakes": lambda: answers.handshakes(found),
+        "per-core": lambda: answers.per_core(found),
+        "all-core": lambda: answers.all_cores(found),
         "measurements": lambda: _comparison(series),
         "plots": lambda: _plots(series),
         "diff": lambda: _diff_section(runs[0], runs[1]) if len(runs) == 2 and _common_host(runs) else [],
@@ -128,125 +129,6 @@ def _host_section(series: list[Series]) -> list[Block]:
     return [Heading("Hosts"), Table(["host", "firmware", "CPU", "CPUs", "crypto instructions"], rows)]
 
 
-Found = list[tuple[Series, insights.HostInsights]]
-
-
-def _line_rate(found: Found, links: Sequence[int]) -> list[Block]:
-    blocks: list[Block] = [
-        Heading("VPN / TLS line rate"),
-        Note("Crypto only, from the faster of aes-256-gcm and chacha20-poly1305 at the smallest block of "
-             "1024-16384 bytes (VPN-sized packets); packet handling costs come on top. It predicts the data paths "
-             f"that run OpenSSL in user space: {insights.OPENSSL_PATHS}."),
-        Table(["host"] + [f"{link} Mbit/s" for link in links],
-              [[s.label] + [lr.verdict for lr in ins.line_rates] for s, ins in found
-               # a known board without a line-rate figure is listed with what it published (_known_boards)
-               if s.run.source != REFERENCE or any(lr.carried is not None for lr in ins.line_rates)])]
-    kernel = [(s, ins) for s, ins in found if ins.kernel_paths]
-    if kernel:  # the paths openssl speed did not measure: what the kernel would use, from /proc/crypto
-        paths = [p.path for p in kernel[0][1].kernel_paths]
-        blocks += [
-            Note("WireGuard and kernel IPsec do not use OpenSSL: they run the kernel's own crypto, which "
-                 "`openssl speed` did not measure (the figures above do not predict them). The kernel's preferred "
-                 "implementation (highest priority in /proc/crypto, before the run):"),
-            Table(["host"] + paths, [[s.label] + [p.said for p in ins.kernel_paths] for s, ins in kernel])]
-    return blocks
-
-
-def _known_boards(runs: Sequence[Run]) -> list[Block]:
-    """Beside the user's line rates, the figure each known board (orchestrator/reference) published that comes
-    closest to them, with its source, and whether it is a log or a summary figure and what it cannot tell."""
-    rows: list[tuple[float, list[Any]]] = []
-    labels = tables.host_labels(runs)
-    for run in runs:
-        entries = reference.entries_of(run)
-        for result in run.hosts:
-            entry = entries.get(result.host) if entries else {}  # {}: the user's own host, measured
-            found = reference.quote(entry, result) if entry is not None else None
-            if entry is None or found is None:
-                continue
-            rank = found.one_core or found.all_cores or 0.0
-            one = f"{mbits(found.one_core):,.0f}" if found.one_core else "-"
-            every = "-"
-            if found.all_cores:
-                every = f"{mbits(found.all_cores):,.0f} ({found.cores} cores)" if found.cores else \
-                    f"{mbits(found.all_cores):,.0f} (cores not stated)"
-            if not entries:
-                rows.append((rank, [labels[run.run_id, result.host], result.cpu.model or "", "your host",
-                                    found.text, one, every, "", f"run {run.run_id}"]))
-                continue
-            kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
-            rows.append((rank, [labels[run.run_id, result.host], str(entry.get("cpu", "")), kind, found.text, one,
-                                every, reference.not_told(entry), str(entry.get("source", ""))]))
-    if not any(row[2] != "your host" for _, row in rows):
-        return []
-    rows.sort(key=lambda row: -row[0])  # fastest first: where the user's host sits among them
-    return [Heading("Known boards beside them (reference)", 3),
-            Note("Published figures of known boards and routers, fastest first, to find a neighbour of your host: "
-                 "the figure closest to a line rate each one published (aes-256-gcm or chacha20-poly1305, else "
-                 "aes-128-gcm, else another cipher; the smallest block of 1024-16384 bytes, else the largest), in "
-                 "Mbit/s. Not a verdict: other ciphers, other OpenSSL versions and ways of measuring. \"Summary "
-                 "figures\" are a published table row or ranking, not a log; a figure without its block size or "
-                 "threads is shown as published and is no cell of the tables."),
-            Table(["known board", "CPU", "entry", "figure", "1 core Mbit/s", "all cores Mbit/s", "cannot tell",
-                   "source"], [row for _, row in rows], ["cannot tell", "CPU", "entry"])]
-
-
-def _crypto(found: Found) -> list[Block]:
-    return [Heading("Crypto instructions and the EVP path"),
-            Table(["host", "crypto instructions", "EVP / legacy (aes-cbc)", "verdict"],
-                  [[s.label, " ".join(ins.crypto_instructions) or "none reported",
-                    f"{ins.evp_ratio:.1f}x" if ins.evp_ratio is not None else "-", ins.evp_verdict]
-                   for s, ins in found])]
-
-
-def _handshakes(found: Found) -> list[Block]:
-    names = sorted({name for _, ins in found for name in ins.handshakes})
-    blocks: list[Block] = [Heading("TLS handshakes per second")]
-    if names:
-        blocks.append(Table(["host"] + names, [[s.label] + [
-            f"{ins.handshakes[n]:,.0f}" if n in ins.handshakes else "-" for n in names] for s, ins in found]))
-        notes = sorted({note for _, ins in found for note in ins.handshake_notes})
-        if notes:
-            blocks.append(Note(" ".join(notes)))
-    else:
-        blocks.append(Note("No rsa2048 / ecdsap256 sign measurements."))
-    return blocks
-
-
-def _quoted(ins: insights.HostInsights) -> list[insights.Throughput]:
-    """The throughput rows the per-core and all-core tables quote: 1024 bytes (VPN packets) and the largest block."""
-    largest = {(t.algorithm, t.api): t.block_size for t in ins.throughput}  # blocks come ascending
-    return [t for t in ins.throughput if t.block_size in (LINE_BLOCKS[0], largest[t.algorithm, t.api])]
-
-
-def _per_core(found: Found) -> list[Block]:
-    rows = [[s.label, t.algorithm, t.api or "", t.block_size, fmt_throughput(t.one_core),
-             f"{fmt_mhz(ins.mhz)} ({ins.mhz_source})" if ins.mhz else "unknown",
-             fmt_per_mhz(ins.per_mhz(t.one_core))]
-            for s, ins in found for t in _quoted(ins) if t.one_core is not None]
-    blocks: list[Block] = [Heading("Per core")]
-    if not rows:
-        return blocks + [Note("No single-thread throughput measurements.")]
-    return blocks + [
-        Table(["host", "algorithm", "api", "block", "1 core", "clock", "1 core per MHz"], rows, ["clock", "api"]),
-        Note("1 core: on a big.LITTLE board, a core of its fastest cluster. Per MHz: one core's throughput divided by "
-             "the clock it ran at, so boards at different clocks compare fairly (same core type: same figure).")]
-
-
-def _all_cores(found: Found) -> list[Block]:
-    rows = [[s.label, t.algorithm, t.api or "", t.block_size, fmt_throughput(t.all_cores), t.cores,
-             fmt_throughput(t.per_core) if t.per_core is not None else "-"]
-            for s, ins in found for t in _quoted(ins) if t.all_cores is not None]
-    blocks: list[Block] = [Heading("All cores")]
-    if not rows:
-        return blocks + [Note("No all-core measurements (sslbench run --threads 1,all).")]
-    return blocks + [
-        Table(["host", "algorithm", "api", "block", "all cores", "cores", "per core (all / N)"], rows,
-              ["per core (all / N)", "api"]),
-        Note("All cores: openssl speed -multi N over every logical CPU; per core = all cores / N, against the 1-core "
-             "figure it shows how well the board scales.")]
-
-
 def _comparison(series: list[Series]) -> list[Block]:
     keys = sorted({k for s in series for k in s.cells}, key=sort_key)
     heading = Heading("All measurements (median ± spread)")
@@ -264,10 +146,13 @@ def _key_cells(key: Key) -> list[Any]:
 
 
 def _cell_text(cell: Cell) -> str:
+    """The median ± spread, and the cell's validity flags beside it (a busy figure is shown as busy)."""
     if not cell.samples:
         return " ".join(sorted(cell.flags)) or "-"
     summary = stats.summarize(cell.samples)
-    return fmt_value(summary.median, cell.unit, summary.spread_pct if summary.n > 1 else None)
+    value = fmt_value(summary.median, cell.unit, summary.spread_pct if summary.n > 1 else None)
+    flags = sorted(cell.flags & CARRIED_FLAGS)
+    return f"{value} [{' '.join(flags)}]" if flags else value
 
 
 def _diff_section(old: Run, new: Run) -> list[Block]:
@@ -327,11 +212,30 @@ def _plots(series: list[Series]) -> list[Block]:
         if png:
             more = f" (the {MAX_BAR_HOSTS} fastest of {len(series)})" if len(series) > MAX_BAR_HOSTS else ""
             blocks.append(Figure(f"hosts-{store.safe_name(algorithm)}", f"{algorithm} across hosts{more}", png))
+    flagged = _flagged_hosts(series)
+    if flagged:  # a plotted figure that may be wrong is said so beside the plots
+        blocks.append(Note("Flagged figures in these plots (they may be wrong; the measurement table marks each "
+                           "cell): " + "; ".join(flagged) + "."))
     legend = textsafe.plot_legend(s.label for s in series)
     if legend:
         blocks.append(Note("In the plots, hosts whose names the plots' font cannot draw are labelled: "
                            + "; ".join(legend) + "."))
     return blocks
+
+
+def _flagged_hosts(series: list[Series]) -> list[str]:
+    """Per host with flagged cells among those plotted: "host: busy (3 cells)"."""
+    out = []
+    for s in series:
+        counts: dict[str, int] = {}
+        for key, cell in s.cells.items():
+            if cell.samples and key.operation is None and key.block_size is not None:
+                for flag in cell.flags & CARRIED_FLAGS:
+                    counts[flag] = counts.get(flag, 0) + 1
+        if counts:
+            out.append(f"{s.label}: " + ", ".join(f"{flag} ({n} cell{'s' if n > 1 else ''})"
+                                                 for flag, n in sorted(counts.items())))
+    return out
 
 
 def _plot_blocks(s: Series) -> bytes | None:

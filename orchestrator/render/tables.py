@@ -10,12 +10,12 @@ from typing import Any, Callable, Iterable, Literal, Sequence, TypedDict, cast
 
 from orchestrator.analysis.cells import Key, record_key
 from orchestrator.errors import UserError
-from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, SPEED, UNSUPPORTED, HostResult,
-                                Measurement, ParsedLog, Run)
+from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, SPEED, TUNNEL, UNSUPPORTED,
+                                HostResult, Measurement, ParsedLog, Run)
 from orchestrator.render import formats
 from orchestrator.render.model import Aside, Document, Table
 from orchestrator.stats import median
-from orchestrator.units import UNITS, convert, fmt_number, fmt_time
+from orchestrator.units import UNITS, convert, fmt_number, fmt_time, mbits
 
 FORMATS = formats.TABLE_FORMATS
 
@@ -305,8 +305,9 @@ def render_runs(runs: Iterable[Run], fmt: str = "table", width: int | None = Non
 
 
 def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
-    """The throughput and public-key tables of stored runs, then the hosts that failed, with their reason; as data
-    (JSON) every record (JSON_FIELDS).
+    """The throughput and public-key tables of stored runs, the measured tunnels (Mbit/s), then the hosts that
+    failed, with their reason; as data (JSON) every record (JSON_FIELDS; a tunnel's with its kind, implementation
+    and Mbit/s).
 
     legend: runs_table first (default: when there are several runs). A narrow terminal loses the small blocks
     first, then the api column.
@@ -314,8 +315,10 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
     runs = list(runs)
     rows = records_from_runs(runs)
     failed = failed_hosts(runs)
-    doc = Document(data=[{k: r.get(k) for k in JSON_FIELDS} for r in rows] + [
+    doc = Document(data=[_json_record(r) for r in rows] + [
         {k: getattr(f, k, None) for k in JSON_FIELDS} for f in failed])  # a failed host: no figures
+    tunnels = [r for r in rows if r.get("kind") == TUNNEL]
+    rows = [r for r in rows if r.get("kind") != TUNNEL]  # the openssl tables; a tunnel is no cell of theirs
     labels = host_labels(runs)
     if any(label != host for (_, host), label in labels.items()):  # the same host in two runs: keep them apart
         rows = [_relabelled(r, labels[r["run_id"] or "", r["host"] or ""]) for r in rows]
@@ -327,13 +330,47 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
     headers, body = pk_table(rows)
     if body:
         doc.blocks.append(Table(headers, body, ["api"], readable=True))
-    if not rows and not failed:  # a reader's line; data for a program (CSV, JSON) stays data: stderr
+    if tunnels:
+        doc.blocks.append(Table(*tunnel_table(tunnels, labels), ["implementation"], readable=True))
+    if not rows and not tunnels and not failed:  # a reader's line; data for a program (CSV, JSON) stays data: stderr
         doc.blocks.append(Aside("(no measurements)"))
     if failed:  # which run a host failed in, when there are several
         by_run = ["run"] if len(runs) > 1 else []
         doc.blocks.append(Table(["host", *by_run, "status", "reason"],
                                 [[f.host, *([f.run_id] if by_run else []), f.status, f.reason] for f in failed]))
     return doc
+
+
+def _json_record(record: Record) -> dict[str, object]:
+    """A record as `--format json` gives it (JSON_FIELDS); a measured tunnel's also says its kind, and its tunnel,
+    implementation, direction, streams and Mbit/s by those names (an openssl record stays as it always was)."""
+    out: dict[str, object] = {k: record.get(k) for k in JSON_FIELDS}
+    if record.get("kind") == TUNNEL:
+        value = record["bytes_per_second"]
+        out.update(kind=TUNNEL, tunnel=record["algorithm"], implementation=record["implementation"],
+                   direction=record["operation"], streams=record["threads"],
+                   mbits_per_second=None if value is None else mbits(value))
+    return out
+
+
+def tunnel_table(rows: Iterable[Record], labels: dict[tuple[str, str], str] | None = None
+                 ) -> tuple[list[str], list[list[Any]]]:
+    """Measured tunnels: a row per host, tunnel, implementation, direction and streams, the median Mbit/s of its ok
+    repeats (else why not, from its reason), and the flags of its measurements."""
+    samples: dict[tuple[str, str, str, str, int], list[float]] = defaultdict(list)
+    flags: dict[tuple[str, str, str, str, int], set[str]] = defaultdict(set)
+    why: dict[tuple[str, str, str, str, int], str] = {}
+    for r in rows:
+        host = (labels or {}).get((r["run_id"] or "", r["host"] or ""), r["host"] or "")
+        key = (host, r["algorithm"], r["implementation"] or "", r["operation"] or "", r["threads"])
+        flags[key].update(r["flags"])
+        if r["status"] == OK and r["bytes_per_second"] is not None:
+            samples[key].append(mbits(r["bytes_per_second"]))
+        else:
+            why.setdefault(key, r["reason"] or r["status"])
+    body = [[*key, round(median(samples[key]), 1) if samples.get(key) else why.get(key, "-"),
+             " ".join(sorted(flags[key]))] for key in sorted(flags)]
+    return ["host", "tunnel", "implementation", "direction", "streams", "Mbit/s", "flags"], body
 
 
 def _relabelled(record: Record, host: str) -> Record:

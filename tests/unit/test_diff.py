@@ -191,8 +191,8 @@ def test_cli_diff_reports_line_rate_verdicts_that_changed(tmp_path, capsys):
     b = save(tmp_path, make_run("20260102T000000Z-bbbb", [HostResult("r1", measurements=throughput([10e6] * 4))]))
     assert cli.main(["diff", a.name, b.name, "--results", str(tmp_path), "--link", "100"]) == 0
     out = capsys.readouterr().out
-    assert "- r1: was: carries 100 Mbit/s on 1 core" in out
-    assert "now: cannot carry 100 Mbit/s (best 80 Mbit/s" in out
+    assert "- r1: was: crypto ceiling above 100 Mbit/s on 1 core" in out
+    assert "now: crypto ceiling below 100 Mbit/s (best 80 Mbit/s" in out
     assert cli.main(["diff", a.name, b.name, "--results", str(tmp_path), "--link", "50"]) == 0
     assert "line rate changes" not in capsys.readouterr().out  # 50 Mbit/s carried on 1 core before and after
 
@@ -284,7 +284,7 @@ def test_line_rate_changes_need_cells_on_both_sides():
     assert diff.line_rate_changes(diff.diff_runs(old, gone), [100]) == []
     slower = make_run("b", [HostResult("r1", measurements=throughput([10e6] * 4))])
     (line,) = diff.line_rate_changes(diff.diff_runs(old, slower), [100])
-    assert line.startswith("r1: was: carries 100 Mbit/s on 1 core")
+    assert line.startswith("r1: was: crypto ceiling above 100 Mbit/s on 1 core")
 
 
 def test_history_orders_runs_of_the_same_second_by_the_time_in_their_ids():

@@ -161,7 +161,10 @@ def test_views_made_for_openssl_speed_never_show_a_tunnel_as_one_of_its_figures(
     assert headers == ["algorithm", "api", "threads", "host", "sign/s"] and len(rows) == 1
     assert tables.throughput_table(tables.records([host]))[1] == []
     exposed = dashboards.figures([Run("a", "2026-01-01T00:00:00+00:00", hosts=[host])])
-    assert [dict(f.labels)["algorithm"] for f in exposed if f.family != dashboards.RUN_TIME] == ["rsa2048"]
+    openssl = [f for f in exposed if f.family in (dashboards.THROUGHPUT, dashboards.PUBLIC_KEY)]
+    assert [dict(f.labels)["algorithm"] for f in openssl] == ["rsa2048"]
+    # the tunnel is exposed, as a family of its own
+    assert [dict(f.labels)["tunnel"] for f in exposed if f.family == dashboards.TUNNEL_RATE] == ["wireguard"]
 
 
 def test_a_tunnel_figure_and_an_openssl_cell_never_share_a_key_whatever_their_fields():

@@ -163,7 +163,7 @@ def test_line_rate_view_shows_the_users_router_beside_router_socs_with_their_sou
                      "--width", "0"]) == 0
     out = capsys.readouterr().out
     verdicts, known = out.split("VPN / TLS line rate")[1].split("Known boards beside them (reference)")
-    assert re.search(r"^openwrt1 +carries 100 Mbit/s on 1 core \(chacha20-poly1305", verdicts, re.M)
+    assert re.search(r"^openwrt1 +crypto ceiling above 100 Mbit/s on 1 core \(chacha20-poly1305", verdicts, re.M)
     assert "routermap" not in verdicts  # no line-rate figure: listed below with what it published, not "unknown"
     rows = {line.split()[0]: line for line in known.splitlines() if line.strip()}
     for host, source in (("phicomm-k2p-mt7621at-routermap", ROUTER_MAP),

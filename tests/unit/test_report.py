@@ -59,9 +59,9 @@ def test_line_rate_verdicts_one_core_all_cores_and_never():
     ins = insights.host_insights(host("r", 20.0, cores=4), links=[100, 400, 1000])
     one, four, never = ins.line_rates
     assert one.carried and one.cores_needed == 1
-    assert one.verdict.startswith("carries 100 Mbit/s on 1 core (aes-256-gcm")
+    assert one.verdict.startswith("crypto ceiling above 100 Mbit/s on 1 core (aes-256-gcm")
     assert four.carried and four.cores_needed == 4 and "on 4 cores" in four.verdict
-    assert never.carried is False and never.verdict.startswith("cannot carry 1000 Mbit/s (best 461 Mbit/s")
+    assert never.carried is False and never.verdict.startswith("crypto ceiling below 1000 Mbit/s (best 461 Mbit/s")
 
 
 def test_line_rate_unknown_without_aead():
@@ -122,7 +122,7 @@ def test_html_is_self_contained_with_tables_and_png_plots(tmp_path):
         assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
     assert not any(a.get("href") or (t == "script") for t, a in page.tags)  # nothing external
     text = " ".join(page.text)
-    assert "carries 100 Mbit/s on 1 core" in text
+    assert "crypto ceiling above 100 Mbit/s on 1 core" in text
     assert "router @ 20260201T000000Z-bbbb" in text
     assert "Diff: 20260101T000000Z-aaaa → 20260201T000000Z-bbbb" in text
     assert re.search(r"-20\.0%", text)  # the slower second run of router, significant with 4+4 repeats
@@ -133,7 +133,7 @@ def test_markdown_links_png_files_next_to_it(tmp_path):
     text = out.read_text(encoding="utf-8")
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     assert links and all((out.parent / name).read_bytes()[:4] == b"\x89PNG" for name in links)
-    assert "| host" in text and "carries 100 Mbit/s on 1 core" in text
+    assert "| host" in text and "crypto ceiling above 100 Mbit/s on 1 core" in text
     assert "Diff:" not in text  # one run: nothing to diff
 
 
@@ -189,7 +189,7 @@ def test_cli_report_html_and_markdown_pages(tmp_path, capsys):
     assert cli.main(["report", "--results", results, "--format", "html", "-o", str(page), "--link", "50,500"]) == 0
     assert capsys.readouterr().out.strip() == str(page)
     text = page.read_text(encoding="utf-8")
-    assert "carries 50 Mbit/s on 1 core" in text and "<th>500 Mbit/s</th>" in text
+    assert "crypto ceiling above 50 Mbit/s on 1 core" in text and "<th>500 Mbit/s</th>" in text
     markdown = tmp_path / "out" / "report.md"
     assert cli.main(["report", run_dir.name, "--results", results, "--format", "markdown", "-o", str(markdown)]) == 0
     assert (tmp_path / "out" / "report-blocks-router.png").exists()
