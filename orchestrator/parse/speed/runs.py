@@ -18,7 +18,7 @@ _PK_HEADER_LINE = re.compile(r"[ \t>]*(?:\S+[ \t\r\f\v]+)*(?:verify|op|decr\.|de
 
 
 class _LineStart:
-    """A pattern tried at the start of every line of a body (never across a line: [ \t\r\f\v], not \s, within
+    r"""A pattern tried at the start of every line of a body (never across a line: [ \t\r\f\v], not \s, within
     one). Searched led by the literal newline, which re finds with a fast scan (a leading ^ in MULTILINE mode is
     tried at every character of a body); `pk_header`: a public-key table's header line matches too."""
 
