@@ -20,7 +20,8 @@ def tracked_shipped_files(root: Path) -> set[str]:
     """What the wheel must carry of the playbooks, the inventory and the known boards, as the wheel names
     them: the files git tracks (a checkout's caches and leftovers are not the project's), else every file
     that is no leftover (an unpacked sdist has no git)."""
-    tops = ("playbooks", "inventory", "orchestrator/reference/known")
+    tops = ("playbooks", "inventory", "orchestrator")  # every module too: a new sub-package missing from
+    # pyproject's `packages` is left out of the wheel without a word
     listed = subprocess.run(["git", "-C", str(root), "ls-files", "--", *tops], capture_output=True, text=True)
     if listed.returncode == 0 and listed.stdout.strip():
         paths = listed.stdout.splitlines()
