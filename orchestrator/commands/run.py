@@ -54,6 +54,7 @@ def run_command(args: argparse.Namespace) -> int:
                 plans = bench.run()
         except KeyboardInterrupt:  # Ctrl-C twice: no cleanup on the hosts, but every cell already here is kept
             interrupt.abort()
+            bench.mark_interrupted()
             plans = {name: (state, state.plan) for name, state in collector.hosts.items() if state.plan}
         fleet.record_matrix(run, config, plans, driver.host_worker)
         fleet.finish_all(collector, interrupt)

@@ -59,6 +59,8 @@ class Decisions:
         step = flow.step
         if step is None:
             return
+        if self.interrupt.requested and outcome.kind != "ok":
+            return  # cut short by the stop (its play cancelled, its session closed): the host is marked interrupted
         event = HostEvent(kind=outcome.kind, host=flow.state.name, task=step.task, stdout=outcome.stdout,
                           message=outcome.stderr.strip(), rc=outcome.rc)
         now = time.monotonic()

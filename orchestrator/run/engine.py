@@ -36,8 +36,8 @@ from orchestrator.run import hostlink
 from orchestrator.run.decisions import Decisions
 from orchestrator.run.config import RunConfig
 from orchestrator.run.fleet import Collector, HostState, fail, no_hosts_reason, one_line
-from orchestrator.run.flow import (NO_ANSWER, NO_ANSWER_WORKER, PROGRESS_WAITS, HostFlow, Transport, left_on_hosts,
-                                   say_unsaved, wait_until)
+from orchestrator.run.flow import (NO_ANSWER, NO_ANSWER_WORKER, PROGRESS_WAITS, HostFlow, Transport, interrupted_stage,
+                                   left_on_hosts, say_unsaved, wait_until)
 from orchestrator.run.hostlink import HostLink, Outcome
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.inventory import vault_hint
@@ -83,7 +83,7 @@ class Engine:
         try:
             began = time.monotonic()
             status = self._pass(None)
-            if not self.flows:
+            if not self.flows and not self.interrupt.requested:  # (a stop before any host: said as such)
                 raise UserError(no_hosts_reason(self.driver, status))
             last_pass = time.monotonic() - began
             while not self.interrupt.requested:
@@ -104,8 +104,19 @@ class Engine:
         finally:
             link.close()
         self._diagnose_hidden_hops()
+        if self.interrupt.requested:
+            self.mark_interrupted()
         self._clean_up()
         return self.plans
+
+    def mark_interrupted(self) -> None:
+        """Each host the stop caught before its end says at which stage (run.json, `report`): a host stopped during
+        detect has no figures, and must not read as a good host that measured nothing."""
+        with self._lock:
+            for name, flow in self.flows.items():
+                if not flow.state.finished and flow.state.result.interrupted is None:
+                    ran = len(self.collector.view.host(name).done)
+                    flow.state.result.interrupted = interrupted_stage(flow, ran)
 
     def _clean_up(self) -> None:
         """The cleanup play for the hosts whose runner or work dir may still be there."""

@@ -307,6 +307,10 @@ class Collector:
         """Decide the host's final status and store it (its host.json; run.json is written at the end)."""
         if state.finished:
             return
+        if reason_if_unfinished and state.result.interrupted:  # where the stop caught it, in its reason too
+            reason_if_unfinished = f"{reason_if_unfinished} during {state.result.interrupted}"
+            if state.plan is None:  # detect or provision: nothing measured, and not a good host either
+                fail(state, HOST_FAILED, reason_if_unfinished)
         if state.plan is not None:
             missing = [c for c in state.plan.cells if c.id not in state.cells_done]
             if missing and state.result.status == HOST_OK:

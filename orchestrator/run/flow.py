@@ -130,6 +130,21 @@ class HostFlow:
             self.phase = Phase.LAUNCHED
 
 
+def interrupted_stage(flow: HostFlow, cells_ran: int) -> str:
+    """The stage a run's stop caught an unfinished host at (model.INTERRUPTED_STAGES): detect, provision (installing
+    OpenSSL, or detecting again after it), cells (from its plan on: its cells had not all run), or fetch (every cell
+    ran on the host, `cells_ran` of them, and some logs had not come back)."""
+    stage = flow.step.stage if flow.step is not None else None
+    if flow.phase is Phase.NEW:
+        if stage is Stage.DETECT or (stage is None and flow.state.plan is None and not flow.state.provision):
+            return "detect"
+        if stage in (Stage.INSTALL, Stage.DETECT_AGAIN) or flow.state.plan is None:
+            return "provision"
+        return "cells"
+    plan = flow.state.plan
+    return "fetch" if plan is not None and cells_ran >= len(plan.cells) else "cells"
+
+
 def progress_wait(plan: HostPlan) -> float:
     low, high = PROGRESS_WAITS
     return min(max(plan.eta_seconds / 4, low), high)

@@ -781,3 +781,41 @@ def test_ctrl_c_while_a_host_launches_still_stops_its_runner(tmp_path, engine_fo
     engine_box.append(engine)
     engine.run()
     assert driver.calls[-1] == (CLEANUP_PLAYBOOK, ["r1"])
+
+
+
+@pytest.mark.parametrize("stage", ["detect", "install", "launch", "poll"])
+def test_a_stop_at_any_stage_says_so_for_every_host_it_caught(tmp_path, engine_for, clock, stage):
+    """#37 failure 3: Ctrl-C or SIGTERM during detect left the host `ok` with 0 figures and no reason, and `report`
+    listed it as a good host. Each stage the stop catches a host at is said: run.json's `interrupted` of the host,
+    its status (failed, not ok) and its reason."""
+    import json
+
+    from fake_fleet import router
+    from orchestrator.run import fleet
+    from orchestrator.run.hostlink import Outcome
+
+    detects = iter(["rig-openwrt2.detect.txt", "rig-openwrt1.detect.txt"])  # no openssl, then openssl
+    steady = router("rig-openwrt1.detect.txt", finished_after=3)
+    box = []
+
+    def host(kind, script):
+        if kind == stage:  # the signal lands while this step runs: its answer is lost with the cancelled play
+            box[0].interrupt.requested, box[0].interrupt.signal_name = True, "SIGTERM"
+            return Outcome("unreachable", stderr="")
+        if kind == "detect":
+            return router(next(detects))(kind, script)
+        return steady(kind, script)
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host})
+    box.append(engine)
+    engine.run()
+    fleet.finish_all(collector, engine.interrupt)
+    result = collector.hosts["r1"].result
+    expected = {"detect": "detect", "install": "provision", "launch": "cells", "poll": "cells"}[stage]
+    assert driver.steps["r1"][-1] == stage
+    assert result.status == HOST_FAILED and result.interrupted == expected, (result.status, result.reason)
+    assert result.reason.startswith(f"interrupted (SIGTERM) during {expected}")
+    stored = json.loads((collector.run_dir / "run.json").read_text())
+    assert stored["interrupted"] == "interrupted (SIGTERM)"
+    assert [(h["status"], h.get("interrupted")) for h in stored["hosts"]] == [("failed", expected)]
