@@ -170,14 +170,16 @@ def left_on_hosts(collector: Collector, flows: dict[str, HostFlow], interrupted:
     return left + [name for name, flow in flows.items() if flow.phase is Phase.FORGET_FAILED and name not in left]
 
 
-def say_unsaved(run_id: str, flows: dict[str, HostFlow], left: list[str]) -> None:
-    """The results cannot be written: where the logs not saved wait on the hosts, and whose are lost."""
+def say_unsaved(run_id: str, flows: dict[str, HostFlow], left: list[str], *, written: bool = False) -> None:
+    """The results cannot be written (or, `written`, have too little room to risk it): where the logs not saved wait
+    on the hosts (the next `sslbench run` on them collects them), and whose are lost."""
     gone = [name for name in left if flows[name].answer.forgotten]
     kept = [name for name in left if name not in gone]
     if kept:
-        print("sslbench: the results cannot be written, so the logs not yet saved stay on the hosts, in their work "
-              "dirs (a reboot clears /tmp): " + ", ".join(f"{name} {work_dir(run_id, name)}" for name in kept),
-              file=sys.stderr)
+        why = "have too little room left" if written else "cannot be written"
+        print(f"sslbench: the results {why}, so the logs not yet saved stay on the hosts, in their work "
+              "dirs (a reboot clears /tmp; the next `sslbench run` on them collects them): "
+              + ", ".join(f"{name} {work_dir(run_id, name)}" for name in kept), file=sys.stderr)
     if gone:  # the results filled up between the poll's room check and its answer
         print("sslbench: the results cannot be written, and the last logs of " + ", ".join(gone)
               + " are lost: their last poll had removed the work dir", file=sys.stderr)

@@ -819,3 +819,31 @@ def test_a_stop_at_any_stage_says_so_for_every_host_it_caught(tmp_path, engine_f
     stored = json.loads((collector.run_dir / "run.json").read_text())
     assert stored["interrupted"] == "interrupted (SIGTERM)"
     assert [(h["status"], h.get("interrupted")) for h in stored["hosts"]] == [("failed", expected)]
+
+
+def test_a_write_that_fails_after_a_pass_stops_the_hosts_first_and_says_where_their_logs_are(
+        tmp_path, capsys, engine_for, clock):
+    """#37 failure 4: the OSError from appending Ansible's output to ansible-stdout.txt (a full results disk) escaped
+    engine.run before the cleanup play: openssl went on running and the unsaved logs were not named. Now the
+    hosts are stopped (keeping their work dirs), their work dirs are said, and the run stops as a stop of its own
+    (exit 2)."""
+    from fake_fleet import FakeDriver, router
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": router(finished_after=2), "r2": router(finished_after=2)},
+                                           forks=1)
+    play = FakeDriver.play
+
+    def full_after_the_pass(self, **kw):
+        status = play(self, **kw)
+        if kw.get("playbook", "sslbench.yml") == "sslbench.yml":  # as Driver._save_stdout fails once the play ended
+            raise OSError(28, "No space left on device")
+        return status
+
+    driver.play = full_after_the_pass.__get__(driver)
+    engine.run()
+    assert engine.unwritable and engine.interrupt.exit_code == 2
+    assert engine.interrupt.reason == "cannot write the results (No space left on device)"
+    assert driver.calls[-1] == ("cleanup.yml", ["r1", "r2"]) and driver.extravars[-1]["sslbench_keep_work_dirs"]
+    err = capsys.readouterr().err
+    for name in ("r1", "r2"):
+        assert f"{name} {stages.work_dir(collector.run.run_id, name)}" in err
