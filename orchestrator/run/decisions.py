@@ -13,8 +13,8 @@ from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.run import stages
 from orchestrator.run.config import PlanOptions
 from orchestrator.run.fleet import Collector, HostState, StepResult, fail, plan_for, provisioning_decision
-from orchestrator.run.flow import (DETECT_RETRY_WAITS, MAX_RELAUNCHES, RETRY_WAITS, TRANSIENT_SSH, HostFlow, Phase,
-                                   Schedule, deadline_after, judge_poll, progress_wait)
+from orchestrator.run.flow import (DETECT_RETRY_WAITS, DIED_RECHECK, PROGRESS_WAITS, RETRY_WAITS,
+                                   TRANSIENT_SSH, HostFlow, Phase, Schedule, deadline_after, judge_poll, progress_wait)
 from orchestrator.run.hostlink import Outcome
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.runner import HostEvent, Interrupt
@@ -23,8 +23,7 @@ from orchestrator.run.stages import Stage, Step, launcher_script, runner_command
 FIRST_POLL_MARGIN = 1.0  # after a host's planned cells: the snapshots around them take about this much
 # A matrix this short comes back in its launch's step (which waits for it) when its task may wait anyway: no poll
 # at all. Longer ones are polled, so that the live view shows their cells, and the results keep them, as they
-# finish (a Ctrl-C, a host that dies, a hog mid-run are seen then). It then removes its own work dir, unless the
-# results have less room than stages.ROOM_TO_FORGET.
+# finish (a Ctrl-C, a host that dies, a hog mid-run are seen then). A `forget` follows once its logs are saved.
 WAIT_IN_LAUNCH = 10.0
 AfterStage = Callable[[HostFlow, StepResult, float], "Step | None"]
 
@@ -73,7 +72,7 @@ class Decisions:
                 return
             self.collector.on_event(event, bench_phase=False)
         else:
-            # read before its logs are stored: should that fail, what the step did (forgotten) is still known
+            # read before its logs are stored: should that fail, what the step did is still known
             result = self.collector.step_result(event)
             if step.stage is not Stage.FORGET:
                 flow.answer = result
@@ -119,14 +118,13 @@ class Decisions:
         progress.planned = {c.id: c.seconds for c in plan.cells}
         progress.total = len(plan.cells)
         wait = 0  # the launch waits for a short matrix when the task may wait anyway: one poll fewer, none early
-        if (self.may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH
-                and stages.results_have_room(self.collector.run_dir)):
+        if self.may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH:
             wait = int(plan.eta_seconds * 1.5 + FIRST_POLL_MARGIN + 5)
         return self._launch_step(state, plan, wait)
 
     def _launch_step(self, state: HostState, plan: HostPlan, wait: int) -> Step:
         script = launcher_script(self.collector.run.run_id, plan, state.openssl_path or "openssl",
-                                 self.options.idle_wait, wait)
+                                 self.options.idle_wait, wait, self.lease(progress_wait(plan)))
         return Step(Stage.LAUNCH, script, time.monotonic())
 
     def _after_launch(self, flow: HostFlow, result: StepResult, now: float) -> Step | None:
@@ -150,27 +148,13 @@ class Decisions:
         flow.schedule = Schedule(due=now + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
                                  deadline=now + deadline_after(plan, self.options), every=every)
         if result.state == "started":
-            return self.poll_step(state.name, flow.schedule.due)
+            return self.poll_step(state.name, flow.schedule.due, every=every)
         return self._polled(flow, result, now)  # the launch waited: it said what a poll says
 
     def _after_poll(self, flow: HostFlow, result: StepResult, now: float) -> Step | None:
-        """After a lost answer, the next poll asks for it again; its work dir gone with it, the cells whose logs
-        did not come are launched again."""
-        state = flow.state
-        assert flow.step is not None
+        """After a lost answer, the next poll asks for what it carried again (`poll again`)."""
         if result.problem == HOST_UNREACHABLE or not result.heard:  # (an output cut short, without its state line)
-            lost_forget = flow.phase is Phase.FORGET_LOST or flow.step.forgets
-            flow.phase = Phase.FORGET_LOST if lost_forget else Phase.ANSWER_LOST
-        elif result.state == "gone" and flow.phase is Phase.FORGET_LOST:
-            # that poll removed the work dir after printing its last logs, and its answer was lost on the way
-            plan = self.plans[state.name][1]
-            missing = [cell for cell in plan.cells if cell.id not in state.cells_done]
-            if not missing:
-                result = flow.answer = dataclasses.replace(result, state="finished", forgotten=True)  # all but its end
-            elif flow.relaunches < MAX_RELAUNCHES:  # the cells not stored run again (the launcher makes the dir anew)
-                flow.relaunches += 1
-                flow.phase = Phase.LAUNCHED
-                return self._launch_step(state, dataclasses.replace(plan, cells=missing), wait=0)
+            flow.phase = Phase.ANSWER_LOST
         elif result.state is not None:
             flow.phase = Phase.LAUNCHED
         return self._polled(flow, result, now)
@@ -186,19 +170,26 @@ class Decisions:
         assert flow.schedule is not None
         done = judge_poll(self.collector, flow.state.name, flow.schedule, now, flow.answer,
                           self.no_answer(flow.state.name))
-        return None if done else self.poll_step(flow.state.name, flow.schedule.due, again=flow.phase.resends)
+        return None if done else self.poll_step(flow.state.name, flow.schedule.due, again=flow.phase.resends,
+                                                 every=flow.schedule.every)
 
     def _polled(self, flow: HostFlow, result: StepResult, now: float) -> Step | None:
         """After a poll (or a launch that waited): forget once all is shipped, else when the host is asked again."""
         name = flow.state.name
-        if result.state == "finished" and result.problem is None and not result.forgotten:
-            return Step(Stage.FORGET, runner_command(self.collector.run.run_id, name, "forget"), now)
+        if result.state == "finished" and result.problem is None:
+            return Step(Stage.FORGET, runner_command(self.collector.run.run_id, name, "forget",
+                                                     self.lease(flow.schedule.every if flow.schedule else 0)), now)
         assert flow.schedule is not None  # polled, so launched
         done = judge_poll(self.collector, name, flow.schedule, now, result, self.no_answer(name))
-        return None if done else self.poll_step(name, flow.schedule.due, again=flow.phase.resends)
+        return None if done else self.poll_step(name, flow.schedule.due, again=flow.phase.resends,
+                                                 every=flow.schedule.every)
 
-    def poll_step(self, host: str, due: float, again: bool = False) -> Step:
-        """A poll of `host`, which removes its work dir once finished only while the results have room (should
-        writing them fail, what the host shipped must still be on it)."""
-        return stages.poll_step(self.collector.run.run_id, host, due,
-                                forgets=stages.results_have_room(self.collector.run_dir), again=again)
+    def poll_step(self, host: str, due: float, again: bool = False, every: float = PROGRESS_WAITS[1]) -> Step:
+        """A poll of `host`, renewing its lease. It never removes the work dir itself: the controller may die
+        between its answer and saving the logs in it; a `forget` follows once they are saved."""
+        return stages.poll_step(self.collector.run.run_id, host, due, again=again, lease_words=self.lease(every))
+
+    @staticmethod
+    def lease(every: float) -> str:
+        """The lease a step renews (stages.lease): the host is asked again within `every`, or after retries."""
+        return stages.lease(every, sum(RETRY_WAITS) + DIED_RECHECK)

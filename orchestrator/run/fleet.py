@@ -69,7 +69,6 @@ class StepResult:
     state: str | None = None  # the runner's last state line (protocol.state), None when the output has none
     problem: str | None = None  # HOST_UNREACHABLE / HOST_FAILED: the launch, poll or forget itself failed
     message: str = ""  # that problem's words, else what a dead runner said last
-    forgotten: bool = False  # it removed the work dir itself (a launch that waited, `poll forget`): no forget
 
     @property
     def heard(self) -> bool:
@@ -229,8 +228,7 @@ class Collector:
         if event.kind == "failed" and not event.ignored:
             return StepResult(problem=HOST_FAILED, message=failure_reason(event))
         if event.kind == "ok" and protocol.STATE in event.stdout:
-            return StepResult(state=protocol.state(event.stdout), message=protocol.runner_output(event.stdout),
-                              forgotten=protocol.forgotten(event.stdout))
+            return StepResult(state=protocol.state(event.stdout), message=protocol.runner_output(event.stdout))
         return StepResult()
 
     def on_event(self, event: HostEvent, bench_phase: bool = False) -> None:

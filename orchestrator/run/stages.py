@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
+import itertools
 import os
 import shlex
 import shutil
@@ -24,10 +25,17 @@ from orchestrator.run.runner import PLAYBOOK_DIR
 # The playbook's one task, as Ansible's events name it
 STEP_TASK = "Run the host's steps"
 HEREDOC = "SSLBENCH_{}_EOF"
-# A launch that waited for a short matrix, and a last poll, remove the work dir themselves, unless the results
-# have less room than this: should writing them fail, what the host shipped must still be on it (the controller
-# removes a work dir only after saving its logs)
+# The cleanup play removes a stopped run's work dir after shipping its logs only while the results have this much
+# room: should writing them fail, what the host shipped must still be on it
 ROOM_TO_FORGET = 64 * 1024 * 1024
+# The lease each launch, poll and forget renews (playbooks/files/sslbench-run.sh: the runner stops once it lapses).
+# While the step's `sh -s` session lives (sslbench_step keeps one open for all of a host's steps where it can) the
+# lease holds; once that session is gone, LEASE_GRACE seconds are left: the controller died, or it is done with the
+# host. Without a session (single execs, polls from a later pass), each step grants TTL: at most two poll intervals,
+# the retries of an SSH failure, and LEASE_MARGIN for a pass of Ansible to reach the host among many.
+LEASE_GRACE = 30
+LEASE_MARGIN = 120
+_lease_serial = itertools.count(1)
 
 
 class Stage(enum.Enum):
@@ -55,7 +63,6 @@ class Step:
     stage: Stage
     script: str
     due: float = 0.0
-    forgets: bool = False  # a poll that removes the work dir itself once the run finished and all is shipped
 
     @property
     def task(self) -> str:
@@ -88,7 +95,15 @@ def work_dirs(run_id: str, hosts: list[str]) -> dict[str, dict[str, str]]:
     return {"sslbench_workdirs": {host: work_dir(run_id, host) for host in hosts}}
 
 
-def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wait: int = 0) -> str:
+def lease(every: float, retries: float) -> str:
+    """SSLBENCH_LEASE for one step: a serial of its own (the runner sees a renewal by the change), the TTL for a
+    host polled every `every` seconds whose SSH failures are retried over `retries`, and LEASE_GRACE."""
+    ttl = int(2 * every + retries + LEASE_MARGIN)
+    return f"{next(_lease_serial)} {ttl} {LEASE_GRACE}"
+
+
+def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wait: int = 0,
+                    lease_words: str = "") -> str:
     """The one script a host gets: it writes the work dir (the runner, the conditions script, its cells) and
     starts the runner detached; with `wait`, it stays until the runner ends (at most that many seconds) and
     prints what a poll prints. Asked again after a lost answer, it finds its runner and says it started."""
@@ -111,25 +126,28 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     cells = shlex.quote(cells_text(plan.cells).rstrip("\n"))
     parts.append(f"echo {cells} > cells.txt || cannot cells.txt")
     # run.sh read by this shell, not a new one: a process fewer on the host
+    if lease_words:
+        parts.append(f"SSLBENCH_LEASE={shlex.quote(lease_words)}")
     parts.append(f"set -- launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
     parts.append(". ./run.sh")
     return "\n".join(parts) + "\n"
 
 
-def runner_command(run_id: str, host: str, command: str) -> str:
-    """A command of the host's runner (run.sh in its work dir)."""
-    return f"sh {shlex.quote(work_dir(run_id, host))}/run.sh {command}\n"
+def runner_command(run_id: str, host: str, command: str, lease_words: str = "") -> str:
+    """A command of the host's runner (run.sh in its work dir), renewing its lease when given."""
+    renew = f"SSLBENCH_LEASE={shlex.quote(lease_words)} " if lease_words else ""
+    return f"{renew}sh {shlex.quote(work_dir(run_id, host))}/run.sh {command}\n"
 
 
-def poll_step(run_id: str, host: str, due: float, *, forgets: bool, again: bool = False) -> Step:
-    """A poll. With `forgets` (the results have room), the poll that finds the run finished and ships its last
-    logs removes the work dir too: no forget step (an SSH exec) after it. `again`: the last poll's answer was lost,
-    so what earlier polls shipped comes again. A work dir already gone says so instead of failing the shell."""
+def poll_step(run_id: str, host: str, due: float, *, again: bool = False, lease_words: str = "") -> Step:
+    """A poll, renewing the runner's lease. It never removes the work dir: the controller may die between its answer
+    and saving the logs in it (a `forget` follows once they are saved). `again`: the last poll's answer was lost, so
+    what earlier polls shipped comes again. A work dir already gone says so instead of failing the shell."""
     work = shlex.quote(work_dir(run_id, host))
-    words = "poll" + (" forget" if forgets else "") + (" again" if again else "")
+    words = "poll" + (" again" if again else "")
     gone = f'[ -d {work} ] || {{ echo; echo "{protocol.STATE}gone"; exit 0; }}\n'
-    script = gone + runner_command(run_id, host, words)
-    return Step(Stage.POLL, script, due, forgets)
+    script = gone + runner_command(run_id, host, words, lease_words)
+    return Step(Stage.POLL, script, due)
 
 
 def results_have_room(run_dir: Path) -> bool:
