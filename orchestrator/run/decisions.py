@@ -5,14 +5,18 @@ back, and fleet's Collector reads those outputs (its `step_result`: what a launc
 from __future__ import annotations
 
 import dataclasses
+import shlex
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
-from orchestrator.run import stages
+from orchestrator.parse import protocol
+from orchestrator.run import stages, stranded
 from orchestrator.run.config import PlanOptions
-from orchestrator.run.fleet import Collector, HostState, StepResult, fail, plan_for, provisioning_decision
+from orchestrator.run.fleet import (Collector, HostState, StepResult, fail, one_line, plan_for,
+                                    provisioning_decision)
 from orchestrator.run.flow import (DETECT_RETRY_WAITS, DIED_RECHECK, PROGRESS_WAITS, RETRY_WAITS,
                                    TRANSIENT_SSH, HostFlow, Phase, Schedule, deadline_after, judge_poll, progress_wait)
 from orchestrator.run.hostlink import Outcome
@@ -44,11 +48,12 @@ class Decisions:
     plans: dict[str, tuple[HostState, HostPlan]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.detect = stages.detect_script()
+        self.detect = stranded.with_collection(stages.detect_script())
         self.after: dict[Stage, AfterStage] = {
             Stage.DETECT: self._after_detect, Stage.INSTALL: self._after_install,
             Stage.DETECT_AGAIN: self._after_detect_again, Stage.LAUNCH: self._after_launch,
             Stage.POLL: self._after_poll, Stage.FORGET: self._after_forget}
+        self.collected: list[str] = []  # stranded work dirs collected by this run (said at its end)
 
     def first_step(self) -> Step:
         return Step(Stage.DETECT, self.detect, time.monotonic())
@@ -60,6 +65,9 @@ class Decisions:
             return
         if self.interrupt.requested and outcome.kind != "ok":
             return  # cut short by the stop (its play cancelled, its session closed): the host is marked interrupted
+        if step.stage in (Stage.COLLECT, Stage.COLLECT_FORGET):  # another run's logs: not this host's events
+            flow.step = self._after_collect(flow, step, outcome)
+            return
         event = HostEvent(kind=outcome.kind, host=flow.state.name, task=step.task, stdout=outcome.stdout,
                           message=outcome.stderr.strip(), rc=outcome.rc)
         now = time.monotonic()
@@ -83,6 +91,46 @@ class Decisions:
         state = flow.state
         if state.result.status != HOST_OK or self.interrupt.requested:
             return None
+        if self.bench and self.collector.store_results:
+            found, others = stranded.find(state.name, state.sections.get(stranded.SECTION, ""),
+                                          self.collector.run_dir.parent)
+            for work in others:
+                print(f"sslbench: {state.name}: {work} holds logs of a run not in "
+                      f"{self.collector.run_dir.parent}; `sslbench run --results` of that store collects them",
+                      file=sys.stderr)
+            flow.stranded = found
+            if found:
+                return self._collect_step(flow.stranded[0], again=True)
+        return self._provision_or_plan(flow)
+
+    def _collect_step(self, one: stranded.Stranded, again: bool = False) -> Step:
+        """A poll of a stranded work dir (from the lapse on, `again` ships what polls shipped to a dead controller)."""
+        return Step(Stage.COLLECT, f"sh {shlex.quote(one.work)}/run.sh poll{' again' if again else ''}\n",
+                    time.monotonic())
+
+    def _after_collect(self, flow: HostFlow, step: Step, outcome: Outcome) -> Step | None:
+        """Each stranded work dir polled until nothing is pending, its logs stored in their run, then removed; then
+        this run's own way. A failure leaves that dir where it is (said), not the host failed."""
+        one = flow.stranded[0]
+        said = protocol.state(outcome.stdout) if outcome.kind == "ok" else None
+        if said is not None and step.stage is Stage.COLLECT:
+            stranded.take(one, outcome.stdout)
+            if said == "pending":
+                return self._collect_step(one)
+            return Step(Stage.COLLECT_FORGET, f"sh {shlex.quote(one.work)}/run.sh forget\n", time.monotonic())
+        if step.stage is Stage.COLLECT_FORGET and outcome.kind == "ok":
+            stranded.close(one, self.collector.run.run_id)
+            self.collected.append(f"{flow.state.name}: {len(one.collected)} cells of run {one.run_dir.name}")
+        else:
+            print(f"sslbench: {flow.state.name}: cannot collect {one.work}: {one_line(outcome.stderr) or outcome.kind}",
+                  file=sys.stderr)
+        flow.stranded.pop(0)
+        if self.interrupt.requested:
+            return None
+        return self._collect_step(flow.stranded[0], again=True) if flow.stranded else self._provision_or_plan(flow)
+
+    def _provision_or_plan(self, flow: HostFlow) -> Step | None:
+        state = flow.state
         state.provision = provisioning_decision(state, no_provision=self.no_provision, upgrade=self.upgrade)
         if state.result.status != HOST_OK:
             return None
@@ -114,6 +162,8 @@ class Decisions:
         self.plans[state.name] = (state, plan)
         if not self.bench:
             return None
+        if self.collector.store_results:  # read back should this run die before its run.json is whole
+            stranded.save_plan(self.collector.run_dir, state.dir_name, plan)
         progress = self.collector.view.host(state.name)
         progress.planned = {c.id: c.seconds for c in plan.cells}
         progress.total = len(plan.cells)

@@ -16,6 +16,7 @@ from orchestrator.run.fleet import SNAPSHOT_SECONDS, Collector, HostState, StepR
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.runner import Interrupt
 from orchestrator.run.stages import Stage, Step, work_dir
+from orchestrator.run.stranded import Stranded
 
 MIN_WAIT = 1.0  # seconds between two polls of one host, at least
 # and at most a quarter of its matrix (but not under 10 s, nor over 60 s): progress and finished logs keep coming
@@ -116,6 +117,7 @@ class HostFlow:
     detect_retries: int = 0
     launch_retries: int = 0
     direct: list[str] | None = None  # its session's command line (hostlink.exec_step): polled without Ansible
+    stranded: list[Stranded] = field(default_factory=list)  # work dirs of dead runs to collect, after detect
 
     def handed_out(self, step: Step) -> None:
         """A step goes to the host: from a launch on, its runner may be there."""
@@ -129,7 +131,8 @@ def interrupted_stage(flow: HostFlow, cells_ran: int) -> str:
     ran on the host, `cells_ran` of them, and some logs had not come back)."""
     stage = flow.step.stage if flow.step is not None else None
     if flow.phase is Phase.NEW:
-        if stage is Stage.DETECT or (stage is None and flow.state.plan is None and not flow.state.provision):
+        if stage in (Stage.DETECT, Stage.COLLECT, Stage.COLLECT_FORGET) or (
+                stage is None and flow.state.plan is None and not flow.state.provision):
             return "detect"
         if stage in (Stage.INSTALL, Stage.DETECT_AGAIN) or flow.state.plan is None:
             return "provision"

@@ -49,6 +49,9 @@ class Stage(enum.Enum):
     LAUNCH = "Ship the runner and its cells, and start it"
     POLL = "Poll the benchmark"
     FORGET = "Remove the work dir of a finished benchmark"
+    # after detect: the logs a run whose controller died left on the host (orchestrator/run/stranded.py)
+    COLLECT = "Collect the logs a stopped run left on the host"
+    COLLECT_FORGET = "Remove the work dir a stopped run left, its logs saved"
 
     @property
     def bench(self) -> bool:
