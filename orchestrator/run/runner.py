@@ -188,8 +188,8 @@ class Interrupt:
             return self.cause
         said = "interrupted (Ctrl-C)" if self.signal_name in ("", "SIGINT") else f"interrupted ({self.signal_name})"
         if self.aborted:  # the hosts were left as they were: say what may still be there
-            said += (" and aborted at once: openssl may still run on the hosts, and the logs of cells not brought "
-                     "back stay in their work dir there")
+            said += (" and aborted at once: openssl runs on the hosts until their runner's lease "
+                     "lapses, and the logs of cells not brought back wait there for the next run")
         return said
 
     def abort(self) -> None:

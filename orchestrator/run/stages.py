@@ -115,7 +115,10 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
         f"# sslbench launcher, run {run_id}: the work dir and the runner (orchestrator/run/stages.py writes this)",
         "umask 077",
         f"dir={shlex.quote(work_dir(run_id, plan.host))}",
-        'if [ -s "$dir/pid" ]; then echo "@@sslbench-state started"; exit 0; fi  # launched before: answer lost',
+        *([f"SSLBENCH_LEASE={shlex.quote(lease_words)}"] if lease_words else []),
+        # launched before, its answer lost: its runner's lease renewed (the session it named may be the lost one)
+        'if [ -s "$dir/pid" ]; then SSLBENCH_LEASE=$SSLBENCH_LEASE sh "$dir/run.sh" renew;'
+        ' echo "@@sslbench-state started"; exit 0; fi',
         '[ ! -e "$dir" ] || rm -rf "$dir"',
         # a file cut short (/tmp full) must not run: say so, and leave no half work dir filling /tmp
         'cannot() { echo "sslbench: cannot write $1 in $dir (is /tmp full or read-only?)" >&2; cd /; rm -rf "$dir";'
@@ -129,8 +132,6 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     cells = shlex.quote(cells_text(plan.cells).rstrip("\n"))
     parts.append(f"echo {cells} > cells.txt || cannot cells.txt")
     # run.sh read by this shell, not a new one: a process fewer on the host
-    if lease_words:
-        parts.append(f"SSLBENCH_LEASE={shlex.quote(lease_words)}")
     parts.append(f"set -- launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
     parts.append(". ./run.sh")
     return "\n".join(parts) + "\n"

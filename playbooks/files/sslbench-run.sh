@@ -16,6 +16,7 @@
 #   sh run.sh forget          remove the work dir of a finished (or stranded) run whose every log was shipped,
 #                             sent by the controller once it has saved them
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
+#   sh run.sh renew           renew the lease only (a launch asked again, its runner found)
 # The lease: the runner lives only as long as its controller wants it. Every command the controller sends with
 # SSLBENCH_LEASE="SERIAL TTL GRACE" renews it (file `lease`: those and the step's session, SSLBENCH_SESSION, the
 # `sh -s` that carries every step of the host where the controller keeps one open, with its start time). A watchdog
@@ -421,7 +422,7 @@ stop_runner() {
 }
 
 echo ""
-case "$1" in poll | forget | stop) renew_lease ;; esac
+case "$1" in poll | forget | stop | renew) renew_lease ;; esac
 case "$1" in
     launch) launch "$2" "$3" "$4" ;;
     start) run_cells "$2" "$3" ;;
@@ -429,6 +430,7 @@ case "$1" in
           poll ;;
     forget) forget || : ;;  # a dir kept (logs not yet shipped) is not a failed step
     stop) stop ;;
-    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll [again] | forget | stop" >&2
+    renew) ;;  # (done above)
+    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll [again] | forget | stop | renew" >&2
        exit 2 ;;
 esac

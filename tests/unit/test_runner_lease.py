@@ -124,3 +124,32 @@ def test_a_lapsed_run_with_nothing_to_collect_leaves_no_work_dir(tmp_path, shell
     assert protocol_state(launch(shell, work, fake, path, "1 2 2").stdout) == "started"
     assert wait_for(lambda: not work.exists(), 20), list(work.iterdir())
     assert wait_for(lambda: not processes_in(work), 10), processes_in(work)
+
+
+def test_a_launch_asked_again_renews_the_lease_of_the_runner_it_finds(tmp_path):
+    """The launch's answer was lost (its session broke): the launch asked again finds the runner and must renew its
+    lease, which named the broken session and would lapse before the first poll."""
+    from orchestrator.run import stages
+    from orchestrator.run.matrix import Capabilities, CellPlan, HostPlan
+
+    _, fake = workdir(tmp_path, [])
+    plan = HostPlan(host="h", capabilities=Capabilities(label="OpenSSL 3.0.0", version=(3, 0, 0)))
+    plan.cells.append(CellPlan(id="001-s", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
+                               args=["speed", "sleep"], seconds=30.0))
+    run_id = f"unitlease{os.getpid()}"
+    work = Path(stages.work_dir(run_id, plan.host))
+    path = sh_only_path(tmp_path)
+    try:
+        for serial in ("7 2 2", "8 300 30"):
+            out = subprocess.run(["/bin/sh", "-s"], input=stages.launcher_script(run_id, plan, str(fake), 0,
+                                                                                  lease_words=serial),
+                                 capture_output=True, text=True, env={"PATH": path}, timeout=30)
+            assert protocol_state(out.stdout) == "started", out
+            assert (work / "lease").read_text().startswith(serial + " ")
+        runner = int((work / "pid").read_text())
+        time.sleep(5)  # past the first lease's 2 s: the second one holds
+        assert alive(runner) and not (work / "stranded").exists()
+    finally:
+        if (work / "run.sh").exists():
+            subprocess.run(["/bin/sh", str(work / "run.sh"), "stop"], env={"PATH": path}, capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
