@@ -54,9 +54,6 @@ LINE_BLOCKS = (1024, 16384)
 HOST_OK = "ok"
 HOST_UNREACHABLE = "unreachable"
 HOST_FAILED = "failed"
-# Where a stopped run caught a host (HostResult.interrupted): finding out what it is, installing OpenSSL, running its
-# cells, or bringing back the logs of cells that had finished on it
-INTERRUPTED_STAGES = ("detect", "provision", "cells", "fetch")
 
 
 @dataclass
@@ -230,9 +227,7 @@ class HostResult:
     flags: list[str] = field(default_factory=list)  # host-wide validity flags
     conditions: dict[str, Any] = field(default_factory=dict)  # idle/clock/thermal evidence before/after
     logs: list[str] = field(default_factory=list)  # raw log files, relative to the run directory
-    # the stage a run's stop (a signal, a stop of its own) caught the host at: one of INTERRUPTED_STAGES; None when
-    # the host got to its end (or failed) by itself
-    interrupted: str | None = None
+    interrupted: str | None = None  # the stage a stop caught it at: detect, provision, cells, fetch (flow.py)
 
     def to_dict(self) -> dict[str, object]:
         """The run.json form, measurements as rows (not dataclasses.asdict: it deep-copies field by field, slowly).

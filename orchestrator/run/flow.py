@@ -126,7 +126,7 @@ class HostFlow:
 
 
 def interrupted_stage(flow: HostFlow, cells_ran: int) -> str:
-    """The stage a run's stop caught an unfinished host at (model.INTERRUPTED_STAGES): detect, provision (installing
+    """The stage a run's stop caught an unfinished host at (HostResult.interrupted): detect, provision (installing
     OpenSSL, or detecting again after it), cells (from its plan on: its cells had not all run), or fetch (every cell
     ran on the host, `cells_ran` of them, and some logs had not come back)."""
     stage = flow.step.stage if flow.step is not None else None
