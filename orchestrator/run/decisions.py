@@ -239,7 +239,7 @@ class Decisions:
         between its answer and saving the logs in it; a `forget` follows once they are saved."""
         return stages.poll_step(self.collector.run.run_id, host, due, again=again, lease_words=self.lease(every))
 
-    @staticmethod
-    def lease(every: float) -> str:
-        """The lease a step renews (stages.lease): the host is asked again within `every`, or after retries."""
-        return stages.lease(every, sum(RETRY_WAITS) + DIED_RECHECK)
+    def lease(self, every: float) -> str:
+        """The lease a step renews (stages.lease): the host is asked again within `every`, or after retries; over
+        the same session when its task may wait for its next step."""
+        return stages.lease(every, sum(RETRY_WAITS) + DIED_RECHECK, held=self.may_wait())

@@ -98,11 +98,13 @@ def work_dirs(run_id: str, hosts: list[str]) -> dict[str, dict[str, str]]:
     return {"sslbench_workdirs": {host: work_dir(run_id, host) for host in hosts}}
 
 
-def lease(every: float, retries: float) -> str:
+def lease(every: float, retries: float, *, held: bool) -> str:
     """SSLBENCH_LEASE for one step: a serial of its own (the runner sees a renewal by the change), the TTL for a
-    host polled every `every` seconds whose SSH failures are retried over `retries`, and LEASE_GRACE."""
+    host polled every `every` seconds whose SSH failures are retried over `retries`, and the grace once its session
+    is gone: LEASE_GRACE where the controller `held` the session for the host's next steps, else the whole TTL (its
+    task ends after this step, closing the session, and a later pass or exec asks next)."""
     ttl = int(2 * every + retries + LEASE_MARGIN)
-    return f"{next(_lease_serial)} {ttl} {LEASE_GRACE}"
+    return f"{next(_lease_serial)} {ttl} {LEASE_GRACE if held else ttl}"
 
 
 def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wait: int = 0,

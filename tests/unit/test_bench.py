@@ -709,3 +709,35 @@ def test_a_write_that_fails_after_a_pass_stops_the_hosts_first_and_says_where_th
     err = capsys.readouterr().err
     for name in ("r1", "r2"):
         assert f"{name} {stages.work_dir(collector.run.run_id, name)}" in err
+
+
+@pytest.mark.parametrize("forks", [None, 1])
+def test_the_lease_leaves_a_short_grace_only_where_the_session_is_held_for_the_next_steps(
+        tmp_path, engine_for, clock, forks):
+    """A task that ends after its launch (more hosts than --forks) closes its session while the controller lives: the
+    runner must then outlive that session until the next poll (the whole TTL), or every run of a big fleet would stop
+    itself 30 s after its launch. Held for the next steps (the fleet fits --forks), 30 s once it is gone."""
+    from fake_fleet import router
+
+    leases: dict[str, list[list[int]]] = {"r1": [], "r2": []}
+
+    def host(name):
+        ok = router(finished_after=2)
+
+        def run(kind, script):
+            for words in re.findall(r"SSLBENCH_LEASE='(\d+) (\d+) (\d+)'", script):
+                leases[name].append([int(w) for w in words])
+            return ok(kind, script)
+        return run
+
+    engine, driver, collector = engine_for(tmp_path, {"r1": host("r1"), "r2": host("r2")}, forks=forks)
+    engine.run()
+    assert all(s.result.status == HOST_OK for s in collector.hosts.values())
+    for name, seen in leases.items():
+        assert seen and len({serial for serial, _, _ in seen}) == len(seen)  # each renewal a serial of its own
+        grace = {g for _serial, _ttl, g in seen}
+        ttl = {t for _serial, t, _g in seen}
+        if forks is None:
+            assert grace == {stages.LEASE_GRACE} and min(ttl) > stages.LEASE_GRACE
+        else:  # its launch's task ended: the launch's grace is its TTL
+            assert seen[0][2] == seen[0][1] >= stages.LEASE_MARGIN
