@@ -26,7 +26,8 @@
 # `stranded` stay, for the next run on the host to collect (`poll again`, then `forget`).
 # Files: pid (the runner's pid), child.pid, progress, runner.out (what the runner itself printed: the host's
 # words when it fails), evidence.txt (the running cell's), logs/<id>.log (finished cells not yet shipped, each
-# between the markers a poll prints), shipped/<id>.log.
+# between the markers a poll prints), shipped/<id>.log, lease (the last renewal: SERIAL TTL GRACE SESSION SINCE),
+# stranded (the lease lapsed: the runner is gone, the logs wait for a controller).
 # Every output starts with an empty line: a login shell's start-up text without a newline (a title escape, a
 # banner) then ends on a line of its own instead of gluing onto the first marker.
 MAX_SHIP=12000
