@@ -42,7 +42,7 @@ from orchestrator.run.hostlink import HostLink, Outcome
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.inventory import vault_hint
 from orchestrator.run.runner import CLEANUP_PLAYBOOK, DEFAULT_FORKS, PROXY_CLOSED, Driver, HostEvent, Interrupt
-from orchestrator.run.stages import results_have_room, work_dirs
+from orchestrator.run.stages import results_have_room, unheld, work_dirs
 
 # Hosts due within this many seconds of the first are asked in the same pass, or within as long as the last pass
 # took if that was longer: a host left out would be asked that much later anyway, at the cost of one more pass.
@@ -283,7 +283,9 @@ class Engine:
                         return None
                     flow.transport = Transport.STEP_OUT
                     flow.handed_out(step)  # from a launch on its runner may be there
-                return step.script
+                # decided while the host's session was held: handed out in a pass that does not hold it, its
+                # runner must outlive that session until the next step (stages.unheld)
+                return step.script if self._may_wait() else unheld(step.script)
             # asked again in a later pass, unless this one was meant for the step and it is due soon (waiting for
             # it costs less than a pass, and holds a worker others may want only briefly)
             if not self._may_wait() and (step.due > self._horizon or wait > BATCH):

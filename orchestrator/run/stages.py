@@ -12,6 +12,7 @@ import functools
 import hashlib
 import itertools
 import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -105,6 +106,11 @@ def lease(every: float, retries: float, *, held: bool) -> str:
     task ends after this step, closing the session, and a later pass or exec asks next)."""
     ttl = int(2 * every + retries + LEASE_MARGIN)
     return f"{next(_lease_serial)} {ttl} {LEASE_GRACE if held else ttl}"
+
+
+def unheld(script: str) -> str:
+    """A step's script whose lease gives the whole TTL as grace: its session will not be held for the next step."""
+    return re.sub(r"SSLBENCH_LEASE='(\d+) (\d+) \d+'", r"SSLBENCH_LEASE='\1 \2 \2'", script)
 
 
 def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wait: int = 0,

@@ -741,3 +741,9 @@ def test_the_lease_leaves_a_short_grace_only_where_the_session_is_held_for_the_n
             assert grace == {stages.LEASE_GRACE} and min(ttl) > stages.LEASE_GRACE
         else:  # its launch's task ended: the launch's grace is its TTL
             assert seen[0][2] == seen[0][1] >= stages.LEASE_MARGIN
+
+
+def test_a_step_decided_while_held_but_handed_out_unheld_gives_the_whole_ttl():
+    script = "SSLBENCH_LEASE='12 277 30' sh /tmp/sslbench.x.y/run.sh poll\n"
+    assert stages.unheld(script) == "SSLBENCH_LEASE='12 277 277' sh /tmp/sslbench.x.y/run.sh poll\n"
+    assert stages.unheld("sh run.sh forget\n") == "sh run.sh forget\n"
