@@ -124,6 +124,7 @@ start_watchdog() {
     # a subshell: dash keeps a copy of the descriptors a function call redirects, the session's among them
     # shellcheck disable=SC2217  # the session's descriptors closed on purpose
     ( watch_lease ) </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+    echo $! > watchdog.pid
 }
 
 watch_lease() {
@@ -161,7 +162,7 @@ watch_lease() {
 lapse() {
     echo "lapsed" >> progress
     stop_runner
-    rm -f conditions.sh cells.txt evidence.txt runner.out child.pid pid waited lease progress.sent ./*.log
+    rm -f conditions.sh cells.txt evidence.txt runner.out child.pid pid waited lease progress.sent watchdog.pid ./*.log
     set -- logs/* shipped/*
     for _log do
         if [ -f "$_log" ]; then
@@ -327,13 +328,14 @@ SIZES
 # and, given SENT, NEW (the lines after the first SENT), reading the file once with the shell's own `read`: no
 # grep, wc, head or tail.
 read_progress() {
-    STATE=running LINES=0 NEW=
+    STATE=running LINES=0 NEW='' LAPSED=''
     [ -f progress ] || return 0
     while IFS= read -r _line; do
         LINES=$((LINES + 1))
         case $_line in
             finished*) STATE=finished ;;
             stopped*) [ "$STATE" = finished ] || STATE=stopped ;;
+            lapsed*) LAPSED=1 ;;
         esac
         [ -n "$1" ] && [ "$LINES" -gt "$1" ] && NEW="$NEW${NEW:+
 }$_line"
@@ -369,7 +371,7 @@ poll() {
         tail -n 5 runner.out 2>/dev/null
     fi
     # its lease lapsed (no word from a controller): what is left to ship is shipped; nothing runs any more
-    [ "$state" != pending ] && [ -e stranded ] && state=stranded
+    [ "$state" != pending ] && [ -n "$LAPSED" ] && state=stranded
     echo "@@sslbench-state $state"
 }
 
@@ -396,8 +398,16 @@ remove_work_dir() {
     cd / && rm -rf "$dir"
 }
 
+# The controller stops the run (Ctrl-C, a failed host): the watchdog goes too, so nothing of the run is left running.
+# The dir is marked stranded: should the controller keep it (the results could not take its logs), the next run
+# collects them; otherwise the cleanup ships them and removes it at once.
 stop() {
+    if [ -f watchdog.pid ]; then
+        read -r _watchdog < watchdog.pid
+        [ -z "$_watchdog" ] || kill_tree TERM "$_watchdog"
+    fi
     stop_runner
+    : > stranded
     echo "@@sslbench-state stopped"
 }
 

@@ -97,9 +97,8 @@ def test_kill_9_of_the_controller_leaves_nothing_running_and_loses_no_finished_c
         run_dir = store.list_runs(results)[0]
         run_id = run_dir.name
         work = Path(work_dir(run_id, "localhost"))
-        if moment == "detect":
+        if moment == "detect":  # ansible-playbook is starting or detecting (on a fast box it may have launched)
             time.sleep(1.0)
-            assert not work.exists()
         elif moment == "cells":  # the first cell is here, the second runs
             wait_for(lambda: stored_cells(run_dir), "the first cell's log here")
         else:  # a cell finished on the host whose log has not come back (short: the launch still waits)
