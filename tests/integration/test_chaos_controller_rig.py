@@ -22,8 +22,9 @@ pytestmark = [pytest.mark.rig, pytest.mark.slow]
 SSLBENCH = str(Path(sys.executable).parent / "sslbench")
 SSH_CONFIG = Path(__file__).resolve().parents[1] / "rig" / "state" / "ssh_config"
 HOST = "openwrt1"
+# 24 cells of ~1 s: polled every 10 s, so the first cells come back well before the last ones have run
 MATRIX = ["--algorithms", "sha256,sha1,md5", "--sizes", "16", "--threads", "1", "--api", "evp", "--seconds", "1",
-          "--repeat", "3", "--idle-wait", "0"]
+          "--repeat", "8", "--idle-wait", "0"]
 TINY = ["--algorithms", "sha256", "--sizes", "16", "--threads", "1", "--api", "evp", "--seconds", "1",
         "--idle-wait", "0"]
 
@@ -60,6 +61,7 @@ def test_kill_9_while_a_router_runs_its_cells(rig_inventory, rig_hosts, tmp_path
         wait_for(lambda: list(results.glob(f"*/{HOST}/0*.log")), "the first cell's log here", 600)
         run_dir = store.list_runs(results)[0]
         work = work_dir(run_dir.name, HOST)
+        assert proc.poll() is None, "the run ended before it could be killed mid-matrix"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         wait_for(lambda: not left_on_host(work), f"the end of every process in {work} on {HOST}", 120)
