@@ -1,22 +1,28 @@
 """`sslbench parse --json FILES… > file` over 10,000 logs, as users run it; prints logs/s against the 5,000 logs/s target.
 
-The logs are the real fixtures (tests/data/speed and tests/data/console), each also in the shapes users paste
-(as is, CRLF, doubled newlines, behind a shell prompt), written to a temporary directory as 10,000 files.
+The logs are logs others wrote (SOURCES: every fixture of tests/data/speed with its subdirectories, tests/data/console,
+the published logs of orchestrator/reference/known), each also in the shapes users paste them (CRLF, doubled
+newlines, behind a shell prompt, a Markdown page, quoted `> `) and three by three as a Markdown post of several
+machines, written to a temporary directory as 10,000 files.
 
 The target's figure is the "CLI" line: wall time of a fresh `sslbench parse --json 00000.log … 09999.log > out.json`
 process (the console script of this Python's environment), from start to exit: reading the files, parsing them on
-every CPU (orchestrator.parse.batch), writing the JSON (compact: stdout is a file). The 10,000 file names
-(about 100 KB) fit in one command line (Linux allows 2 MB of arguments), so it is one invocation, as a shell glob
-gives. The lines after it break the time down in this process: the batch path (parse_many, then merging 50 hosts' records
-into the comparison tables), one process alone from CPU time (time.process_time, robust to other load on this
-shared machine), and parse_speed against parse_console.
-Run: `make benchmark` (or .venv/bin/python benchmarks/bench_parse.py [N]).
+every CPU (orchestrator.parse.batch), writing the JSON (compact: stdout is a file), and its CPU time (it and its
+workers: robust to other load, unlike wall time). The 10,000 file names (about 100 KB) fit in one command line
+(Linux allows 2 MB of arguments), so it is one invocation, as a shell glob gives. On a shared machine the rate alone
+says little: `--anchor OTHER/.venv/bin/sslbench` (e.g. main's checkout) runs another build alternately with this
+one on the same files and prints the ratio of the two from the same run. The lines after it break the time down in
+this process: the batch path (parse_many, then merging 50 hosts' records into the comparison tables), one process
+alone from CPU time (time.process_time), and parse_speed against parse_console.
+Run: `make benchmark` (or .venv/bin/python benchmarks/bench_parse.py [N] [--anchor SSLBENCH]).
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,23 +44,43 @@ HOSTS = 50
 # Wall time on this shared 2-core VM swings by 1.5x from one minute to the next: the CLI and the batch path run
 # this many times, every run is printed, and the best (as timeit reports: slower runs are other load) and the median.
 RUNS = 3
+# The logs others wrote, as they come: every fixture of these directories (their subdirectories too: the field's
+# mail threads and two-run logs, 40-75 KB -multi 64/128 -mr runs, 25-37 KB runs of every algorithm with 3.5's
+# ML-KEM / ML-DSA tables), the sbc-bench reports, and the published logs of orchestrator/reference/known.
+SOURCES = ("tests/data/speed", "tests/data/console", "orchestrator/reference/known")
 # The 60 KB sbc-bench report is not what a host's log looks like; it stays in, at 1 in 200 logs.
 RARE = {"sbc-bench-armsom-sige5-full-report.txt": 200}
 
 
 def shapes(text: str) -> list[str]:
+    """The shapes users paste a log in: as is, CRLF, doubled newlines (a web page's copy), behind a prompt, a
+    Markdown page (a heading, the log in a fenced block), quoted in a mail or a forum (`> `)."""
     return [
         text,
         text.replace("\n", "\r\n"),
         text.replace("\n", "\n\n"),
         "root@OpenWrt:~# openssl speed\n" + text + "root@OpenWrt:~# ",
+        "## openssl speed on the router\n\nWhat it printed:\n\n```\n" + text.rstrip("\n") + "\n```\n",
+        "> " + text.rstrip("\n").replace("\n", "\n> ") + "\n",
     ]
 
 
+def blog_post(texts: list[str]) -> str:
+    """Several machines' logs in one Markdown post, each under its heading with a line of prose."""
+    return "# OpenSSL speed on three boards\n\n" + "".join(
+        f"## Board {n}\n\nThis one ran:\n\n```\n{text.rstrip()}\n```\n\n" for n, text in enumerate(texts, 1))
+
+
+def fixtures() -> list[Path]:
+    return [path for source in SOURCES for path in sorted((ROOT / source).rglob("*"))
+            if path.suffix in (".txt", ".log") and path.is_file()]
+
+
 def corpus(count: int) -> list[str]:
-    files = sorted((ROOT / "tests" / "data" / "speed").glob("*.txt")) + sorted(
-        (ROOT / "tests" / "data" / "console").glob("*.txt"))
-    common = [v for f in files if f.name not in RARE for v in shapes(f.read_text(errors="replace"))]
+    files = fixtures()
+    texts = [f.read_text(errors="replace") for f in files if f.name not in RARE]
+    common = [v for text in texts for v in shapes(text)]
+    common += [blog_post(texts[i:i + 3]) for i in range(0, len(texts), 3)]
     rare = [(f.read_text(errors="replace"), RARE[f.name]) for f in files if f.name in RARE]
     logs = []
     for i in range(count):
@@ -76,15 +102,43 @@ def merge_and_render(parsed) -> tuple[int, int, int, int]:
     return len(records), len(rows), len(pk_rows), len(text.splitlines())
 
 
-def cli_seconds(directory: Path, names: list[str]) -> tuple[float, int]:
-    """(wall seconds, JSON objects written) of a fresh `sslbench parse --json NAMES… > out.json` in `directory`."""
-    script = Path(sys.executable).with_name("sslbench")
+def cli_seconds(directory: Path, names: list[str], script: Path) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of it and its workers, JSON objects written) of a fresh
+    `sslbench parse --json NAMES… > out.json` in `directory`."""
     with open(directory / "out.json", "wb") as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([str(script), "parse", "--json", *names], cwd=directory, stdout=out,
                        stderr=subprocess.DEVNULL, check=False)  # (exit 2: a few fixtures hold no figure)
         seconds = time.perf_counter() - start
-    return seconds, len(json.loads((directory / "out.json").read_bytes()))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return seconds, cpu, len(json.loads((directory / "out.json").read_bytes()))
+
+
+def cli_runs(directory: Path, names: list[str], anchor: Path | None) -> None:
+    """The CLI, RUNS times; with an anchor (another checkout's sslbench, e.g. main's) each run alternates with
+    it, so that both see the same load: their ratio is the figure to compare, not either rate alone."""
+    ours = Path(sys.executable).with_name("sslbench")
+    count, rates, anchor_rates = len(names), [], []
+    for attempt in range(1, RUNS + 1):
+        seconds, cpu, objects = cli_seconds(directory, names, ours)
+        rates.append(count / seconds)
+        line = (f"CLI `sslbench parse --json {count} files > out.json` ({default_jobs()} CPUs), run {attempt}: "
+                f"{seconds:.2f} s wall, {cpu:.2f} CPU-s -> {rates[-1]:,.0f} logs/s, {count / cpu:,.0f} logs per "
+                f"CPU-s ({objects} objects written)")
+        if anchor is not None:
+            anchor_seconds, anchor_cpu, anchor_objects = cli_seconds(directory, names, anchor)
+            anchor_rates.append(count / anchor_seconds)
+            assert anchor_objects == objects, "the anchor and this checkout must write the same objects"
+            line += (f"; anchor {anchor_rates[-1]:,.0f} logs/s, {count / anchor_cpu:,.0f} per CPU-s: ratio "
+                     f"{rates[-1] / anchor_rates[-1]:.2f} wall, {anchor_cpu / cpu:.2f} CPU")
+        print(line)
+    best, middle = max(rates), statistics.median(rates)
+    print(f"CLI: best of {RUNS} {best:,.0f} logs/s (ratio to the {TARGET_LOGS_PER_SECOND:,} logs/s target: "
+          f"{best / TARGET_LOGS_PER_SECOND:.2f}), median {middle:,.0f} (ratio {middle / TARGET_LOGS_PER_SECOND:.2f})"
+          + (f"; against the anchor in the same runs: best {best / max(anchor_rates):.2f}, median "
+             f"{middle / statistics.median(anchor_rates):.2f}" if anchor_rates else ""))
 
 
 def measure_batch(logs: list[str]) -> tuple[float, float, float, int]:
@@ -112,25 +166,25 @@ def measure_one_process(logs: list[str], gc_off: bool) -> tuple[float, float, tu
     return parsed_at - start, end - parsed_at, sizes, sum(len(log.measurements) for log in parsed)
 
 
-def main(count: int = 10_000) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("count", type=int, nargs="?", default=10_000, help="logs (default 10,000)")
+    parser.add_argument("--anchor", type=Path, metavar="SSLBENCH",
+                        help="another build's sslbench (e.g. main's .venv/bin/sslbench), run alternately with this "
+                             "one on the same files: the ratio of the two in one run")
+    args = parser.parse_args()
+    count = args.count
     logs = corpus(count)
-    print(f"logs: {count} ({sum(map(len, logs)) / 1e6:.1f} MB of text, {HOSTS} hosts); mix: every fixture of "
-          f"tests/data/speed and tests/data/console round-robin in 4 shapes (as is, CRLF, doubled newlines, "
-          f"behind a prompt), the 60 KB sbc-bench report 1 in {RARE['sbc-bench-armsom-sige5-full-report.txt']}")
+    print(f"logs: {count} ({sum(map(len, logs)) / 1e6:.1f} MB of text, {HOSTS} hosts); mix: the {len(fixtures())} "
+          f"fixtures of {', '.join(SOURCES)} round-robin in 6 shapes (as is, CRLF, doubled newlines, behind a "
+          f"prompt, a Markdown page, quoted `> `) and as Markdown posts of three machines each; the 60 KB sbc-bench "
+          f"report 1 in {RARE['sbc-bench-armsom-sige5-full-report.txt']}")
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         names = [f"{i:05d}.log" for i in range(count)]
         for name, text in zip(names, logs):
             (directory / name).write_text(text)
-        rates = []
-        for attempt in range(1, RUNS + 1):
-            seconds, objects = cli_seconds(directory, names)
-            rates.append(count / seconds)
-            print(f"CLI `sslbench parse --json {count} files > out.json` ({default_jobs()} CPUs), run {attempt}: "
-                  f"{seconds:.2f} s wall -> {rates[-1]:,.0f} logs/s ({objects} objects written)")
-    best, middle = max(rates), statistics.median(rates)
-    print(f"CLI: best of {RUNS} {best:,.0f} logs/s (ratio to the {TARGET_LOGS_PER_SECOND:,} logs/s target: "
-          f"{best / TARGET_LOGS_PER_SECOND:.2f}), median {middle:,.0f} (ratio {middle / TARGET_LOGS_PER_SECOND:.2f})")
+        cli_runs(directory, names, args.anchor)
 
     batch_rates = []
     for attempt in range(1, RUNS + 1):
@@ -164,4 +218,4 @@ def main(count: int = 10_000) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    main()

@@ -13,7 +13,7 @@ from orchestrator import __version__, textsafe
 from orchestrator.errors import UserError
 
 # Order is the order `sslbench --help` lists them in.
-COMMANDS = ["run", "hosts", "parse", "report", "import_logs", "diff", "history", "trend", "publish"]
+COMMANDS = ["run", "hosts", "parse", "report", "import_logs", "diff", "history", "trend", "publish", "check"]
 _MODULE_OF = {"import": "import_logs"}  # command names that are not their module's
 
 DESCRIPTION = """\

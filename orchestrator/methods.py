@@ -84,6 +84,9 @@ class Change:
     # against a cell that may have been run with -aead (at 3.0.16+ the -aead loop of ChaCha20-Poly1305 is the plain
     # one, so against a known plain cell nothing changed)
     maybe_vs_absent: bool | str = True
+    # Branch -> how `first` was checked in OpenSSL's repository: the branch's commit and the release tags that do and
+    # do not contain it (`git tag --contains`). Empty: taken from the sources (release notes, PRs), not from the tags.
+    checked: Mapping[str, str] = field(default_factory=dict)
 
 
 # Releases of 11 Feb 2025 (NEWS.md "Major changes between OpenSSL 3.0.15 and OpenSSL 3.0.16 [11 Feb 2025]", and
@@ -165,6 +168,8 @@ CHANGES: tuple[Change, ...] = (
                  "LibreSSL apps/openssl/speed.c: AES_cbc_encrypt, Camellia_cbc_encrypt ... for legacy names; its "
                  "legacy names aes-128-gcm, aes-256-gcm, chacha20-poly1305 go through EVP_AEAD and seal each "
                  "message with its tag (libressl commit 66989767, Sep 2015): another ruler than -evp"),
+        checked={"3.0": "f3ccfc76fe (ciphers) and a89cd8d87c (digests) of PR #14228 are in tag openssl-3.0.0 "
+                        "(from 3.0.0-alpha13), in no 1.x tag"},
     ),
     Change(
         "pk-via-evp-pkey", (PK,), ("evp", "legacy", None), {"3.0": "3.0.0"},
@@ -174,6 +179,7 @@ CHANGES: tuple[Change, ...] = (
         comparable="the big-number work dominates: figures stay close, but the call path differs; compare with care",
         sources=("openssl/openssl PR #14228 (3.0.0), openssl/openssl#11052",),
         only=r"^(rsa|dsa|ecdsa)",
+        checked={"3.0": "f3ccfc76fe of PR #14228 is in tag openssl-3.0.0 (from 3.0.0-alpha13), in no 1.x tag"},
     ),
     Change(
         "ecdh-via-evp-derive", (PK,), ("evp", "legacy", None), {"1.1": "1.1.1"},
@@ -188,18 +194,19 @@ CHANGES: tuple[Change, ...] = (
         only=r"^ecdh",
     ),
     Change(
-        "eddsa-sign-init", (PK,), ("evp", "legacy", None), {"3.0": "3.0.11", "3.1": "3.1.3", "3.2": "3.2.0"},
+        "eddsa-sign-init", (PK,), ("evp", "legacy", None), {"3.0": "3.0.10", "3.1": "3.1.2", "3.2": "3.2.0"},
         before="Ed25519/Ed448 signing as EVP_DigestSign alone in the loop (the context initialised once)",
         after="Ed25519/Ed448 signing with EVP_DigestSignInit before every EVP_DigestSign",
         libressl=False,
         comparable="verify did not change; sign figures of both sides are not the same ruler",
-        sources=("openssl/openssl PR #21491 'speed: Fix a memory leak and EdDSA measurments' (branches 3.0, 3.1, "
-                 "master; reviewed 19 Jul 2023, labelled ready to merge)",
-                 "releases: 3.0.9 / 3.1.1 (30 May 2023) came before the PR; 3.0.10 / 3.1.2 (1 Aug 2023) may or may "
-                 "not carry it (merge date not confirmed); 3.0.11 / 3.1.3 (19 Sep 2023) and 3.2.0 taken to carry it"),
+        sources=("openssl/openssl PR #21491 'speed: Fix a memory leak and EdDSA measurments', commit 'speed: Fix "
+                 "execution of EdDSA measurement' on each branch: 2fb42a7b76 (3.0), cb80e6bf3d (3.1), 0c85bcbaea "
+                 "(master, before 3.2)",
+                 "releases: 3.0.9 / 3.1.1 (30 May 2023) without it; 3.0.10 / 3.1.2 (1 Aug 2023) and 3.2.0 with it"),
         only=r"^ed(25519|448)$", operations=("sign",),
-        uncertain={"3.0": "3.0.10", "3.1": "3.1.2"},
-        maybe="the first release carrying it is not confirmed (3.0.10 or 3.0.11; 3.1.2 or 3.1.3)",
+        checked={"3.0": "2fb42a7b76 is in tag openssl-3.0.10, not in openssl-3.0.9",
+                 "3.1": "cb80e6bf3d is in tag openssl-3.1.2, not in openssl-3.1.1",
+                 "3.2": "0c85bcbaea is in tag openssl-3.2.0 (and its alphas); 3.2 had no release before it"},
     ),
 )
 

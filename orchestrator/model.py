@@ -19,8 +19,19 @@ from typing import Any, Callable
 #    order with trailing defaults (status ok, reason None, repeat 0, flags []) cut; half the bytes of objects and
 #    a fraction of the time to load. Fields a row or object lacks take the dataclass defaults (as a schema 1 file
 #    without a newer field does), so never change a Measurement default without a new schema version.
+# 4: a second benchmark kind: Measurement.kind and .implementation appended after cpu (their defaults, an
+#    openssl-speed figure, cut from its row, so a speed row is the schema 3 row), and "measurement_fields" names them
+#    only where a row holds them; HostResult.tunnels, .tunnel_evidence and .installed, written only when non-empty.
+#    A speed-only run writes the schema 3 bytes but for the schema number.
 # Every older form still loads.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+# Measurement.kind values: the names of the benchmark kinds (orchestrator/kinds registers what each one is)
+SPEED = "openssl-speed"
+TUNNEL = "tunnel"
+# a tunnel Measurement's operation: which way iperf3's data went (forward: client -> server; reverse: iperf3 -R)
+FORWARD = "forward"
+REVERSE = "reverse"
 
 # Measurement.status values
 OK = "ok"
@@ -58,11 +69,17 @@ HOST_FAILED = "failed"
 
 @dataclass
 class Measurement:
-    """One cell of one `openssl speed` table: an algorithm at one block size (or one public-key operation).
+    """One figure: a cell of one `openssl speed` table (kind SPEED), or one measured tunnel (kind TUNNEL).
 
-    Symmetric ciphers and digests fill `block_size` and `bytes_per_second`; public-key rows
-    (rsa2048, ecdsap256, ed25519 ...) fill `operation` ("sign", "verify", "op", "encrypt", ...)
-    and `ops_per_second` instead.  `count`/`seconds` come from a progress line when there was one.
+    openssl speed: an algorithm at one block size (or one public-key operation). Symmetric ciphers and digests
+    fill `block_size` and `bytes_per_second`; public-key rows (rsa2048, ecdsap256, ed25519 ...) fill `operation`
+    ("sign", "verify", "op", "encrypt", ...) and `ops_per_second` instead.  `count`/`seconds` come from a progress
+    line when there was one.
+
+    A tunnel: `algorithm` "wireguard", "openvpn-aes-256-gcm" or "openvpn-chacha20-poly1305", `implementation`
+    which one ran, `operation` FORWARD or REVERSE, `threads` iperf3's parallel streams, `bytes_per_second` the
+    receiver's throughput (iperf3's sum_received bits/s / 8); block_size and ops_per_second None. A tunnel the
+    host cannot run is UNSUPPORTED with reason "not measurable: <why>".
     """
 
     algorithm: str
@@ -80,14 +97,24 @@ class Measurement:
     repeat: int = 0  # index of the sample when a cell was run --repeat N times
     flags: list[str] = field(default_factory=list)  # validity flags: busy, throttled, hot, ...
     cpu: str | None = None  # core/cluster label of a pinned single-thread cell ("Cortex-A76", "cpu4-7"); else None
+    # Appended in schema 4, after every schema 3 field: a schema 3 row (trailing defaults cut) reads as it was.
+    kind: str = SPEED  # the benchmark kind's registry name: SPEED, or TUNNEL (a measured tunnel, see below)
+    # tunnel only: which implementation carried it ("kernel", "wireguard-go", "openvpn-tun", "openvpn-dco")
+    implementation: str | None = None
 
     @property
     def value(self) -> float | None:
-        """The figure a table shows: bytes/s for throughput, ops/s for public-key operations."""
-        return self.bytes_per_second if self.operation is None else self.ops_per_second
+        """The figure stored: bytes/s for throughput and tunnels, ops/s for public-key operations."""
+        return self.bytes_per_second if self.operation is None or self.kind != SPEED else self.ops_per_second
 
     def to_dict(self) -> dict[str, object]:
-        return _flat_dict(self)
+        """Every field but the schema 4 ones at their defaults: an openssl-speed figure as it always was."""
+        data = _flat_dict(self)
+        if self.implementation is None:
+            del data["implementation"]
+            if self.kind == SPEED:
+                del data["kind"]
+        return data
 
     def to_row(self) -> list[Any]:
         """The run.json form (schema 3): every field in field order, trailing defaults cut."""
@@ -198,8 +225,8 @@ class ParsedLog:
     os: OsFacts = field(default_factory=OsFacts)
     openssl: OpenSSLBuild = field(default_factory=OpenSSLBuild)
     skipped: list[str] = field(default_factory=list)  # human-readable notes on what could not be read
-    # How openssl timed it: "elapsed" (wall clock: -elapsed), "cpu" (its default, user CPU time), "mixed", or None
-    timing: str | None = None
+    timing: str | None = None  # how openssl timed: "elapsed" (-elapsed), "cpu" (its default), "mixed", or None
+    errors: list[str] = field(default_factory=list)  # a reader's bug the parser's net caught: figures may be lost
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -208,8 +235,100 @@ class ParsedLog:
             "os": self.os.to_dict(),
             "openssl": self.openssl.to_dict(),
             "skipped": list(self.skipped),
-            "timing": self.timing,
+            "timing": self.timing, "errors": list(self.errors),
         }
+
+
+@dataclass
+class TunnelMethod:
+    """What makes two figures of one tunnel comparable, one per host per tunnel (algorithm and implementation).
+
+    A change of iperf3_version, mtu, veth_mtu, duration_seconds or socket_buffer between two sides is a change of
+    method; implementation_version and (kernel WireGuard's) kernel are the firmware under judgement."""
+
+    tunnel: str  # the tunnel Measurement's algorithm: "wireguard", "openvpn-aes-256-gcm", ...
+    implementation: str  # "kernel", "wireguard-go", "openvpn-tun", "openvpn-dco"
+    implementation_version: str | None = None  # "2.6.14", "0.0.20220316"; the kernel release for kernel WireGuard
+    iperf3_version: str | None = None
+    mtu: int | None = None  # the tunnel interface's
+    veth_mtu: int | None = None
+    duration_seconds: float | None = None  # of each iperf3 run
+    socket_buffer: int | None = None  # OpenVPN sndbuf/rcvbuf, bytes
+    kernel: str | None = None  # uname -r
+
+    def to_dict(self) -> dict[str, object]:
+        return _flat_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> TunnelMethod:
+        return cls(**_known_fields(cls, data))
+
+
+@dataclass
+class ProcessCpu:
+    """CPU time one process (or a kernel thread group: "kernel wireguard") took during a tunnel measurement."""
+
+    name: str
+    seconds: float
+
+    def to_dict(self) -> dict[str, object]:
+        return _flat_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ProcessCpu:
+        return cls(**_known_fields(cls, data))
+
+
+@dataclass
+class TunnelEvidence:
+    """How one tunnel measurement went, matched to its Measurement by algorithm, implementation, operation,
+    threads and repeat (tunnel evidence is never compared itself: the verdicts it leads to are flags)."""
+
+    algorithm: str
+    implementation: str
+    operation: str  # FORWARD or REVERSE
+    threads: int = 1
+    repeat: int = 0
+    sender_bytes_per_second: float | None = None
+    retransmits: int | None = None
+    udp_rcvbuf_errors: int | None = None  # summed over both namespaces, the delta over the measurement
+    udp_sndbuf_errors: int | None = None
+    cpu_seconds: list[ProcessCpu] = field(default_factory=list)
+    # the share of the whole machine's CPU time (/proc/stat) that was NOT the tunnel or iperf3 processes
+    busy_fraction: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        data = _flat_dict(self)
+        data["cpu_seconds"] = [p.to_dict() for p in self.cpu_seconds]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> TunnelEvidence:
+        known = _known_fields(cls, data)
+        known["cpu_seconds"] = [ProcessCpu.from_dict(_json_dict(p)) for p in _json_list(data.get("cpu_seconds", []))]
+        return cls(**known)
+
+
+@dataclass
+class InstalledPackage:
+    """A package the run installed on (or found installed on) a host for its benchmarks."""
+
+    name: str
+    version: str | None = None
+    manager: str | None = None  # "apk", "opkg", "apt", ...
+
+    def to_dict(self) -> dict[str, object]:
+        return _flat_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> InstalledPackage:
+        return cls(**_known_fields(cls, data))
+
+
+# HostResult's lists of records (schema 4), written after its measurements and only when non-empty, so a host
+# without them writes the bytes it wrote before
+_HOST_RECORDS: dict[str, type[TunnelMethod | TunnelEvidence | InstalledPackage]] = {
+    "tunnels": TunnelMethod, "tunnel_evidence": TunnelEvidence, "installed": InstalledPackage}
 
 
 @dataclass
@@ -227,6 +346,9 @@ class HostResult:
     flags: list[str] = field(default_factory=list)  # host-wide validity flags
     conditions: dict[str, Any] = field(default_factory=dict)  # idle/clock/thermal evidence before/after
     logs: list[str] = field(default_factory=list)  # raw log files, relative to the run directory
+    tunnels: list[TunnelMethod] = field(default_factory=list)  # each measured tunnel's method
+    tunnel_evidence: list[TunnelEvidence] = field(default_factory=list)  # each tunnel measurement's evidence
+    installed: list[InstalledPackage] = field(default_factory=list)  # what provisioning installed or found
     interrupted: str | None = None  # the stage a stop caught it at: detect, provision, cells, fetch (flow.py)
 
     def to_dict(self) -> dict[str, object]:
@@ -234,11 +356,12 @@ class HostResult:
         Its `conditions` is the host's own dict, not a copy: every caller writes the form out at once (a deep copy
         took 0.2 ms per host per write, more than writing it)."""
         data: dict[str, object] = {name: getattr(self, name) for name in _fields(HostResult).names
-                                   if name != "measurements"}
+                                   if name != "measurements" and name not in _HOST_RECORDS}
+        rows = [m.to_row() for m in self.measurements]
         data.update(cpu=self.cpu.to_dict(), os=self.os.to_dict(), openssl=self.openssl.to_dict(),
                     flags=list(self.flags), conditions=self.conditions, logs=list(self.logs),
-                    measurement_fields=list(_fields(Measurement).names),
-                    measurements=[m.to_row() for m in self.measurements])
+                    measurement_fields=_row_fields(rows), measurements=rows)
+        data.update({name: [r.to_dict() for r in getattr(self, name)] for name in _HOST_RECORDS if getattr(self, name)})
         if self.interrupted is None:  # the usual case: run.json files stay as they were
             del data["interrupted"]
         return data
@@ -252,6 +375,8 @@ class HostResult:
         fields = data.get("measurement_fields")
         known["measurements"] = _measurements(_json_list(data.get("measurements", [])),
                                               None if fields is None else _json_list(fields))
+        for name, record in _HOST_RECORDS.items():
+            known[name] = [record.from_dict(_json_dict(r)) for r in _json_list(data.get(name, []))]
         return cls(**known)
 
 
@@ -319,6 +444,13 @@ def _flat_dict(record: Any) -> dict[str, object]:
     for i in spec.lists:
         data[spec.names[i]] = values[i].copy()
     return data
+
+
+def _row_fields(rows: list[list[Any]]) -> list[str]:
+    """The "measurement_fields" of these rows: the schema 3 columns (through cpu) at least, so a speed-only host
+    writes the header it always wrote, and the schema 4 ones only where a row holds them."""
+    names = _fields(Measurement).names
+    return list(names[:max([names.index("cpu") + 1, *map(len, rows)])])
 
 
 def _measurements(items: list[Any], fields: list[str] | None) -> list[Measurement]:

@@ -4,8 +4,10 @@ Raw logs are always kept, so any run can be parsed again with newer code.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
+import fcntl
 import fnmatch
 import json
 import os
@@ -13,14 +15,18 @@ import re
 import secrets
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
+from orchestrator import journal, runschema
 from orchestrator.errors import UserError
-from orchestrator.model import HOST_FAILED, HOST_OK, INCOMPLETE, SCHEMA_VERSION, HostResult, Run
+from orchestrator.model import HOST_FAILED, HOST_OK, INCOMPLETE, HostResult, Run
 
 RUN_FILE = "run.json"
 HOST_FILE = "host.json"  # <run>/<host>/host.json: a host's result, written when it finishes
 DEFAULT_RESULTS = Path("results")
+LOCK_FILE = ".lock"  # results/.lock: the store's lock (`locked`)
+REFERENCE_DIR = "reference"  # results/reference/<id>/: the entries of `import --reference`, a store of their own
+ASIDE_PREFIX = ".aside-"  # results/.aside-<run-id>: a run being written whole, renamed into place when done
 # the reason of a host an unfinished run.json lists without its host.json
 UNFINISHED = ("did not finish: the run was stopped before this host finished (or is still running); the logs that "
               "came back are in its directory of the run, those of cells that finished on the host after that stay "
@@ -61,14 +67,55 @@ def run_order(name: str) -> tuple[str, str, str]:
 
 
 def new_run_dir(results_dir: Path | str = DEFAULT_RESULTS, run_id: str | None = None) -> Path:
+    """A new run's directory in the store, written down in its journal at once (a run is written when it starts);
+    a clock that disagrees with the store's is said on stderr."""
     run_dir = Path(results_dir) / safe_name(run_id or new_run_id())
     try:
-        run_dir.mkdir(parents=True, exist_ok=False)
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        with locked(run_dir.parent):
+            run_dir.mkdir(exist_ok=False)
+            notes = journal.record(run_dir.parent, run_dir.name, utc_now(), by_clock=True)
     except FileExistsError:
         raise UserError(f"run directory {run_dir} already exists; choose another run id") from None
     except OSError as exc:
         raise UserError(f"cannot create run directory {run_dir}: {exc.strerror}") from None
+    for note in notes:
+        print(f"sslbench: warning: {note}", file=sys.stderr)
     return run_dir
+
+
+@contextlib.contextmanager
+def locked(results_dir: Path | str) -> Iterator[None]:
+    """The store's lock (results/.lock, fcntl.flock): what is checked and what is written under it is one step for
+    every other sslbench (two imports of one log, a run starting). Not re-entrant: take it once."""
+    root = Path(results_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def aside_dir(results_dir: Path | str) -> tuple[Path, str]:
+    """A hidden directory of the store to write a run in whole (`.aside-<run-id>`), and the run's id; list_runs
+    never sees it, `put_in_place` renames it into the store, and `sslbench check` names one left behind."""
+    run_id = new_run_id()
+    path = Path(results_dir) / f"{ASIDE_PREFIX}{run_id}"
+    try:
+        path.mkdir(parents=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {path}: {exc.strerror}") from None
+    return path, run_id
+
+
+def put_in_place(aside: Path, run_id: str, created: str, by_clock: bool) -> tuple[Path, list[str]]:
+    """A run written aside, renamed into the store (one rename: the run is there whole or not at all) and written
+    in its journal. The caller holds the lock. Returns its directory and what its date says against the store."""
+    target = aside.parent / run_id
+    os.rename(aside, target)
+    return target, journal.record(aside.parent, run_id, created, by_clock=by_clock)
 
 
 def host_dir(run_dir: Path, host: str) -> Path:
@@ -128,13 +175,14 @@ def load_run(path: Path | str) -> Run:
         raise UserError(f"{path} is not a stored run (no {RUN_FILE}); runs live under results/<run-id>/")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UserError(f"cannot read {file}: {exc}") from None
     if not isinstance(data, dict) or "run_id" not in data:
         raise UserError(f"{file} is not an sslbench run file")
-    schema = data.get("schema", 0)
-    if schema > SCHEMA_VERSION:
-        raise UserError(f"{file} was written by a newer sslbench (schema {schema}); upgrade sslbench to read it")
+    try:
+        runschema.check_run(data)  # the one check of a run as read: no reader meets a value of the wrong type
+    except runschema.BadRun as exc:
+        raise UserError(f"{file}: {exc}") from None
     run = Run.from_dict(data)
     if not run.complete:  # a run at work, or one that stopped dead: its finished hosts are in their own files
         _add_finished_hosts(run, file.parent)
@@ -145,9 +193,11 @@ def _add_finished_hosts(run: Run, run_dir: Path) -> None:
     finished = {}
     for path in sorted(run_dir.glob(f"*/{HOST_FILE}")):
         try:
-            host = HostResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError):
-            continue  # a file cut short by the crash: its host did not finish, as below
+            data = json.loads(path.read_text(encoding="utf-8"))
+            runschema.check_host(data)
+            host = HostResult.from_dict(data)
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # BadRun is a ValueError
+            continue  # a file cut short by the crash, or damaged: its host did not finish, as below
         finished[host.host] = host
     for host in run.hosts:  # never finished: not `ok` with no figures, as if it had measured nothing
         if host.host not in finished and host.status == HOST_OK:
@@ -157,11 +207,15 @@ def _add_finished_hosts(run: Run, run_dir: Path) -> None:
 
 
 def list_runs(results_dir: Path | str = DEFAULT_RESULTS) -> list[Path]:
-    """Run directories under results_dir, oldest first (by the time in the run id, see run_order)."""
+    """Run directories under results_dir in the order they were written (the store's journal; runs of a store
+    older than it first, by the time in their id, see run_order). Not hidden directories (a run being written
+    aside) nor symbolic links (a `latest` link to a run is not a second run)."""
     root = Path(results_dir)
     if not root.is_dir():
         return []
-    return sorted((p for p in root.iterdir() if (p / RUN_FILE).is_file()), key=lambda p: run_order(p.name))
+    order = journal.order(root)
+    found = [p for p in root.iterdir() if not p.name.startswith(".") and not p.is_symlink() and (p / RUN_FILE).is_file()]
+    return sorted(found, key=lambda p: (p.name in order, order.get(p.name, 0), run_order(p.name)))
 
 
 def resolve_run(ref: str, results_dir: Path | str = DEFAULT_RESULTS) -> Path:
@@ -179,11 +233,16 @@ def resolve_run(ref: str, results_dir: Path | str = DEFAULT_RESULTS) -> Path:
 
 def load_all(results: Path) -> list[Run]:
     """Every readable run in the store; unreadable ones are named on stderr and skipped."""
-    runs = []
-    paths = list_runs(results)
-    if not paths:
+    if not list_runs(results):
         raise UserError(f"no stored runs under {results}; give --results DIR or run `sslbench run` first")
-    for path in paths:
+    return readable_runs(results)
+
+
+def readable_runs(results: Path | str) -> list[Run]:
+    """The runs under `results` that load, in the order written; each one that does not is named on stderr in one
+    line (the file and the field) and skipped: no single file takes the store down."""
+    runs = []
+    for path in list_runs(results):
         try:
             runs.append(load_run(path))
         except UserError as exc:
@@ -203,18 +262,23 @@ def hosts_of(runs: Sequence[Run], patterns: Sequence[str]) -> list[Run]:
 
 def latest_of_each_host(runs: Sequence[Run], patterns: Sequence[str] = ()) -> list[Run]:
     """"Compare my boards": each host's latest result with figures, and its latest result too when that came after
-    (a failure since). `runs` oldest first, as load_all gives them; each run kept holds only the hosts taken from it.
+    (a failure since). `runs` in the order they were written, as load_all gives them: the latest is the one written
+    last, whatever a controller's clock said (journal.py), but for an import backfilled with --date to before the
+    host's latest so far, which is history, not news. Each run kept holds only the hosts taken from it.
     patterns: only the hosts matching one of them (hosts_of)."""
-    # by when measured: an import backfilled with --date is not the host's latest because it was stored last
-    runs = sorted(runs, key=lambda r: (r.created, run_order(r.run_id)))
     latest: dict[str, int] = {}  # host -> index of its latest run
     measured: dict[str, int] = {}  # host -> index of its latest run with figures
     for index, run in enumerate(runs):
+        backfill = not journal.by_clock(run)
         for result in run.hosts:
-            if not patterns or _matches(result.host, patterns):
-                latest[result.host] = index
-                if result.measurements:
-                    measured[result.host] = index
+            host = result.host
+            if patterns and not _matches(host, patterns):
+                continue
+            if not (backfill and host in latest and run.created < runs[latest[host]].created):
+                latest[host] = index
+            if result.measurements and not (backfill and host in measured and
+                                            run.created < runs[measured[host]].created):
+                measured[host] = index
     if not latest:
         raise _no_match(runs, patterns)
     taken: dict[int, set[str]] = {}

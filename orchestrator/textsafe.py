@@ -17,6 +17,12 @@ whatever shows them. Each sink gets one function:
   and `&` as `&amp;` (an entity would be decoded).
 - HTML: `html.escape` after `terminal` (report.py and site.py); JSON: `json.dumps` escapes control characters itself.
 
+Formats for programs (JSON, CSV, Markdown, JUnit XML, OpenMetrics, line protocol) escape by their own rules, in their
+writers (render/): what a program reads on stdout is byte for byte what `-o FILE` holds, so the terminal rule must
+not rewrite it on the way (`\u202e` in an OpenMetrics label is an invalid escape to promtool). `data_stream` gives
+the CLI's stdout without the guard for them, unless stdout is a terminal: there a person reads it, and `terminal`
+applies as to any other text.
+
 `width(text)` is how many terminal columns a line takes: East Asian wide and full-width characters 2, combining
 marks and zero-width characters 0, everything else 1. `file_names(names)` gives each name a file-system-safe stem,
 unique among the names and on case-insensitive file systems (site pages, plots, Markdown assets).
@@ -33,6 +39,7 @@ from typing import Any, Iterable, TextIO
 
 # C0 but \t and \n, DEL, C1; the bidi embeddings/overrides/isolates and marks; line/paragraph separators
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+CONTROL = _CONTROL  # what `terminal` escapes, for a format that writes those characters its own way (junit.py)
 _CELL_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -197,3 +204,11 @@ class SafeStream(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.raw, "encoding", "utf-8") or "utf-8"
+
+
+def data_stream(stream: TextIO) -> TextIO:
+    """Where a format for programs goes: under the CLI's guard (`SafeStream`) the stream itself, as the format wrote
+    it, unless it is a terminal (a person reads it there: the guard stays). Any other stream is returned as is."""
+    if isinstance(stream, SafeStream) and not stream.isatty():
+        return stream.raw
+    return stream

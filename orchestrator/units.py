@@ -12,6 +12,7 @@ import math
 MB = 1_000_000  # bytes
 UNITS = ("MB/s", "Mbit/s")
 UNIT_NOTE = "MB/s = 10^6 bytes/s; Mbit/s = 10^6 bits/s"
+BITS = "bit/s"  # a figure counted in bits per second (a tunnel's), shown in Mbit/s
 
 
 def mbytes(bytes_per_second: float) -> float:
@@ -64,9 +65,12 @@ def fmt_per_mhz(bytes_per_second_per_mhz: float | None) -> str:
 
 
 def fmt_rate(value: float, unit: str = "B/s") -> str:
-    """'31.4 MB/s' for throughput (bytes/s in), '3,344 ops/s' for public-key rows."""
+    """A figure in the unit its kind shows (kinds.Kind.unit_of): '31.4 MB/s' for throughput (bytes/s in),
+    '3,344 ops/s' for public-key rows, '234 Mbit/s' for tunnels (bits/s in: a link's unit)."""
     if unit == "B/s":
         return f"{fmt_number(mbytes(value))} MB/s"
+    if unit == BITS:
+        return f"{fmt_number(value / MB)} Mbit/s"
     return f"{fmt_number(value)} ops/s"
 
 

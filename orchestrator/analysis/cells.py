@@ -1,9 +1,11 @@
 """A measured cell: its key, its samples, and the grouping of a host's measurements into cells.
 
-A cell is one figure `openssl speed` measures on a host: algorithm × api × operation × threads × block size
-× cpu (the cluster a single-thread cell was pinned to on a big.LITTLE host). `Key` names those six fields;
-every module that asks "is this the same figure?" (diff, tables, report, insights, import) uses it. The
-samples of a cell are the values of its ok measurements: one per `--repeat` index, or pooled over several runs.
+A cell is one figure a benchmark kind (orchestrator/kinds) measures on a host. For `openssl speed`: algorithm ×
+api × operation × threads × block size × cpu (the cluster a single-thread cell was pinned to on a big.LITTLE
+host); for a tunnel: tunnel × implementation × direction × streams. `Key` names those fields and the kind; every
+module that asks "is this the same figure?" (diff, trend, verdicts, tables, report, insights, import) uses it, and
+figures of two kinds never share one. The samples of a cell are the values of its ok measurements (in its kind's
+unit): one per `--repeat` index, or pooled over several runs.
 
 Not to be confused with `matrix.CellPlan`: one planned `openssl speed` invocation, which measures a cell per
 block size (or per public-key operation).
@@ -15,22 +17,26 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
-from orchestrator import methods, stats
-from orchestrator.model import ALL_FLAGS, BUSY, OK, UNSUPPORTED, HostResult, Measurement, Run
+from orchestrator import kinds, stats
+from orchestrator.kinds import RunContext
+from orchestrator.model import ALL_FLAGS, BUSY, OK, SPEED, UNSUPPORTED, HostResult, Measurement, Run
 
 # The flags that make a figure less comparable, carried from measurements and hosts to their cells.
 CARRIED_FLAGS = frozenset(ALL_FLAGS)
 
 
 class Key(NamedTuple):
-    """What makes repeats of one figure the same cell."""
+    """What makes repeats of one figure the same cell: the one home of a figure's key (diff rows, tables, reports
+    and verdicts take it from here). Figures of different kinds never share a key."""
 
     algorithm: str
-    api: str | None  # "evp", "legacy", or None (public-key cells, logs that cannot tell)
-    operation: str | None  # "sign", "verify", ... for public-key cells; None for throughput
-    threads: int
-    block_size: int | None  # None for public-key cells
+    api: str | None  # "evp", "legacy", or None (public-key cells, logs that cannot tell, tunnels)
+    operation: str | None  # "sign", "verify", ... for public-key cells; FORWARD/REVERSE for tunnels; else None
+    threads: int  # openssl's -multi N; a tunnel's iperf3 streams
+    block_size: int | None  # None for public-key cells and tunnels
     cpu: str | None = None  # cluster label of a pinned big.LITTLE cell; None unpinned, or after best_core
+    kind: str = SPEED  # the benchmark kind (orchestrator/kinds)
+    implementation: str | None = None  # a tunnel's implementation ("kernel", "wireguard-go" ...)
 
 
 # A measurement's key fields as a plain tuple in Key's order: one C call per measurement (a 50,000-cell diff
@@ -53,16 +59,22 @@ def record_key(record: Mapping[str, Any]) -> Key:
 
 
 def sort_key(key: Key) -> tuple[Any, ...]:
-    """Tables list cells by algorithm, api, operation, threads, block size, cluster (None before any value)."""
-    algorithm, api, operation, threads, block, cpu = key
-    return (algorithm, api or "", operation or "", threads, -1 if block is None else block, cpu or "")
+    """Tables list cells by kind (openssl speed first), algorithm, api, operation, threads, block size, cluster,
+    implementation (None before any value)."""
+    algorithm, api, operation, threads, block, cpu, kind, implementation = key
+    return (kind != SPEED, kind, algorithm, api or "", operation or "", threads, -1 if block is None else block,
+            cpu or "", implementation or "")
 
 
 def label(key: Key) -> str:
-    """A cell as people name it: 'aes-256-gcm 1024 B evp t1', 'rsa2048 sign t4', 'sha256 16384 B t1 Cortex-A76'."""
-    parts = [key.algorithm, key.operation if key.operation else ("" if key.block_size is None else f"{key.block_size} B"),
-             key.api or "", f"t{key.threads}", key.cpu or ""]
-    return " ".join(part for part in parts if part)
+    """A cell as people name it, as its kind says: 'aes-256-gcm 1024 B evp t1', 'rsa2048 sign t4',
+    'sha256 16384 B t1 Cortex-A76', 'wireguard kernel forward t1'."""
+    return kinds.get(key.kind).label(key)
+
+
+def key_cells(key: Key) -> tuple[str, str, Any, Any]:
+    """A cell in a table's key columns (algorithm, api, threads, block / op), as its kind lays them out."""
+    return kinds.get(key.kind).key_cells(key)
 
 
 @dataclass
@@ -71,9 +83,10 @@ class Cell:
 
     samples: list[float] = field(default_factory=list)  # values of the ok measurements
     flags: set[str] = field(default_factory=set)  # CARRIED_FLAGS, and unsupported, error, invalid
-    unit: str = "B/s"  # "B/s" for throughput, "ops/s" for public-key operations
-    # How its samples were measured: methods.method_id -> the openssl version whose `speed` measured so (one
-    # entry, unless a pool mixes methods); methods.compare tells whether two sides can be compared.
+    unit: str = "B/s"  # its kind's unit: "B/s" throughput, "ops/s" public-key operations, "bit/s" tunnels
+    # How its samples were measured: its kind's method id -> the version said of that side (the openssl whose
+    # `speed` measured so; a tunnel's firmware); one entry, unless a pool mixes methods. Its kind's `compare` tells
+    # whether two sides can be compared.
     methods: dict[str, str | None] = field(default_factory=dict)
 
 
@@ -106,58 +119,34 @@ def run_aead(run: Run) -> bool | None:
     return False if run.source == "run" else None
 
 
-# Block lengths only `openssl speed -aead` uses (1.1.1+: 2, 31, 136, 1024, 8192, 16384), and ones only the plain
-# list has (16, 64, 256): what tells an imported log's -aead cells from plain -evp ones.
-_AEAD_ONLY_SIZES = frozenset((2, 31, 136))
-_PLAIN_ONLY_SIZES = frozenset((16, 64, 256))
-
-
-def _aead_use(result: HostResult, aead: bool | None) -> dict[str, bool | None]:
-    """Per AEAD-flagged algorithm of the result, whether its cells were measured with -aead (None: unknown)."""
-    sizes: dict[str, set[int]] = {}
-    for m in result.measurements:
-        if m.block_size is not None and methods.aead_flagged(m.algorithm):
-            sizes.setdefault(m.algorithm, set()).add(m.block_size)
-    out: dict[str, bool | None] = {}
-    for algorithm, seen in sizes.items():
-        with_aead, plain = bool(seen & _AEAD_ONLY_SIZES), bool(seen & _PLAIN_ONLY_SIZES)
-        out[algorithm] = aead if aead is not None or with_aead == plain else with_aead
-    return out
-
-
-def speed_version(result: HostResult) -> str | None:
-    """The version of the `openssl speed` that measured the host's figures: the program's where recorded, else
-    libcrypto's (what an imported speed log prints), else the one its measurements carry."""
-    build = result.openssl
-    version = build.program_version or build.version or build.library_version
-    return version or next((m.openssl_version for m in result.measurements if m.openssl_version), None)
-
-
 def host_cells(result: HostResult, busy_below: float | None = None,
                into: dict[Key, Cell] | None = None, timer: str | None = None,
                aead: bool | None = False) -> dict[Key, Cell]:
     """Group a host's measurements into cells (adding to `into` pools several runs of one firmware).
 
     `busy_below`: the seconds a progress line of the run must reach (evidence.validity.busy_below of the run's
-    requested_seconds); a figure timed for less flags its cell busy. `timer`:
-    run_timer of the run, part of each cell's method (Cell.methods). `aead`: run_aead of the run (None: unknown,
-    read from each algorithm's block lengths where they tell).
+    requested_seconds); a figure timed for less flags its cell busy. `timer`: run_timer of the run, `aead`:
+    run_aead of the run (None: unknown, read from each algorithm's block lengths where they tell): what a kind's
+    method may depend on (Cell.methods). Each figure's value and unit are its kind's.
     """
     cells: dict[Key, Cell] = {} if into is None else into
     host_flags = {f for f in result.flags if f in CARRIED_FLAGS}
     # A progress line "… in 2.10s" on a 3 s cell: the process got less CPU than it asked for (validity.short_cpu_time,
     # as a threshold: this is the hot loop of a 50,000-cell diff, keep it plain).
     isfinite, fields, make_key = math.isfinite, _key_fields, Key._make
+    kind = kinds.get(SPEED)
     for m in result.measurements:
+        if m.kind != kind.name:
+            kind = kinds.get(m.kind)
         key = fields(m)
         cell = cells.get(key)  # type: ignore[call-overload]  # a plain tuple: named tuples hash and compare as tuples
         if cell is None:
-            cell = cells[make_key(key)] = Cell(unit="B/s" if m.operation is None else "ops/s")
+            cell = cells[make_key(key)] = Cell(unit=kind.unit_of(m))
             cell.flags.update(host_flags)
         if m.status != OK:
             cell.flags.add("unsupported" if m.status == UNSUPPORTED else "error")
             continue
-        value = m.bytes_per_second if m.operation is None else m.ops_per_second
+        value = kind.value(m)
         if value is not None:
             if isfinite(value):
                 cell.samples.append(float(value))
@@ -167,16 +156,18 @@ def host_cells(result: HostResult, busy_below: float | None = None,
             cell.flags.update(f for f in m.flags if f in CARRIED_FLAGS)
         if busy_below is not None and m.seconds is not None and m.seconds < busy_below:
             cell.flags.add(BUSY)
-    version = speed_version(result)
-    method_id = methods.method_id
-    aead_use = _aead_use(result, aead)
-    for key in {fields(m) for m in result.measurements}:  # one method per cell of this result
-        size = key[4]
-        used = (True if size in _AEAD_ONLY_SIZES else False if size in _PLAIN_ONLY_SIZES else
-                aead_use.get(key[0], aead)) if aead is None else aead
-        cells[key].methods.setdefault(  # type: ignore[index]
-            method_id(key[0], key[1], key[2], version, timer, used), version)
+    _add_methods(result, cells, RunContext(timer, aead))
     return cells
+
+
+def _add_methods(result: HostResult, cells: dict[Key, Cell], context: RunContext) -> None:
+    """One method per cell of this result, as its kind says (a pool keeps each run's)."""
+    by_kind: dict[str, list[Key]] = {}
+    for key in {_key_fields(m) for m in result.measurements}:
+        by_kind.setdefault(key[6], []).append(Key._make(key))
+    for name, keys in by_kind.items():
+        for key, (method, said) in kinds.get(name).cell_methods(result, keys, context).items():
+            cells[key].methods.setdefault(method, said)
 
 
 def medians(cells: Mapping[Key, Cell]) -> dict[Key, float]:

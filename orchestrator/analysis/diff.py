@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from orchestrator import methods, stats, store
+from orchestrator import kinds, stats, store
 from orchestrator.analysis import identity, insights, provenance
 from orchestrator.analysis.cells import Cell
 from orchestrator.analysis.cells import Key
@@ -22,18 +22,14 @@ from orchestrator.analysis.cells import run_timer
 from orchestrator.analysis.cells import sort_key
 from orchestrator.errors import UserError
 from orchestrator.evidence.validity import busy_below
-from orchestrator.model import HostResult, Run
+from orchestrator.model import SPEED, HostResult, Run
 
 
 @dataclass
 class DiffRow:
     host: str
-    algorithm: str
-    api: str | None
-    operation: str | None
-    threads: int
-    block_size: int | None
-    unit: str
+    key: Key  # the cell: cells.Key, the one home of what makes two figures the same
+    unit: str  # its kind's unit ("B/s", "ops/s", "bit/s")
     old: float | None  # median
     new: float | None
     old_spread_pct: float | None
@@ -44,28 +40,24 @@ class DiffRow:
     p_value: float | None
     significant: bool | None
     flags: list[str]
-    cpu: str | None = None  # the cluster of a pinned big.LITTLE cell
-    # The sides were measured differently (methods.compare): never a regression or an improvement, `significant`
-    # is None; the sentence names the cause and the boundary, `comparable` what can still be compared and how.
+    # The sides were measured differently (the kind's compare: methods.compare for openssl speed): never a regression
+    # or an improvement, `significant` is None; the sentence names the cause and the boundary, `comparable` what can
+    # still be compared and how.
     method_change: str | None = None
     comparable: str | None = None
     old_method: str | None = None
     new_method: str | None = None
 
-    @property
-    def key(self) -> Key:
-        return Key(self.algorithm, self.api, self.operation, self.threads, self.block_size, self.cpu)
-
     def to_record(self) -> dict[str, Any]:
-        """The JSON shape of `sslbench diff --format json`."""
-        return {
-            "host": self.host,
-            "algorithm": self.algorithm,
-            "api": self.api,
-            "operation": self.operation,
-            "block_size": self.block_size,
-            "threads": self.threads,
-            "cpu": self.cpu,
+        """The JSON shape of `sslbench diff --format json`; a figure of another kind than openssl speed says its
+        kind and implementation after its cpu."""
+        key = self.key
+        record: dict[str, object] = {"host": self.host, "algorithm": key.algorithm, "api": key.api,
+                                  "operation": key.operation, "block_size": key.block_size, "threads": key.threads,
+                                  "cpu": key.cpu}
+        if key.kind != SPEED:
+            record.update(kind=key.kind, implementation=key.implementation)
+        record.update({
             "unit": self.unit,
             "old": self.old,
             "new": self.new,
@@ -80,7 +72,8 @@ class DiffRow:
             "old_method": self.old_method,
             "new_method": self.new_method,
             "method_change": self.method_change,
-        }
+        })
+        return record
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
@@ -109,7 +102,6 @@ def diff_sides(old: Side, new: Side) -> list[DiffRow]:
 
 def _diff_cell(host: str, key: Key, old: Cell | None, new: Cell | None) -> DiffRow:
     # Called once per cell of a 50,000-cell diff: positional DiffRow, no work for empty flag sets.
-    algorithm, api, operation, threads, block, cpu = key
     flags: list[str] = []
     if old is None:
         flags.append("missing-old")
@@ -130,19 +122,20 @@ def _diff_cell(host: str, key: Key, old: Cell | None, new: Cell | None) -> DiffR
         old_summary = stats.summarize(old.samples)
     elif new and new.samples:
         new_summary = stats.summarize(new.samples)
-    change = methods.compare(old.methods, new.methods) if old and new and old.methods != new.methods else None
+    change = (kinds.get(key.kind).compare(old.methods, new.methods)
+              if old and new and old.methods != new.methods else None)
     if change is not None:
         flags.append(METHOD_CHANGED)
         significant = None  # a changed ruler: no verdict, whatever the test says
     row = DiffRow(
-        host, algorithm, api, operation, threads, block, unit,
+        host, key, unit,
         old_summary.median if old_summary else None,
         new_summary.median if new_summary else None,
         old_summary.spread_pct if old_summary else None,
         new_summary.spread_pct if new_summary else None,
         old_summary.n if old_summary else 0,
         new_summary.n if new_summary else 0,
-        delta, p, significant, flags, cpu,
+        delta, p, significant, flags,
     )
     if old is not None and old.methods:
         row.old_method = "|".join(sorted(old.methods))
@@ -278,6 +271,18 @@ def version_lines(old: Run, new: Run, host: str | None = None) -> list[str]:
         if a and b and a != b:
             name = "" if a.startswith("LibreSSL") or b.startswith("LibreSSL") else "OpenSSL "
             lines.append(f"{result.host}: {name}{a} → {b}")
+    return lines + firmware_lines(old, new, host)
+
+
+def firmware_lines(old: Run, new: Run, host: str | None = None) -> list[str]:
+    """Per host in both runs, what changed of the firmware its figures of other kinds judge, as each kind says it
+    ("router: wireguard (kernel): kernel 6.6.73 → 6.6.80")."""
+    before = {h.host: h for h in old.hosts if host is None or h.host == host}
+    lines: list[str] = []
+    for result in sorted(new.hosts, key=lambda h: h.host):
+        if result.host in before:
+            lines.extend(f"{result.host}: {line}" for kind in kinds.KINDS.values()
+                         for line in kind.firmware_lines(before[result.host], result))
     return lines
 
 
@@ -290,7 +295,7 @@ def line_rate_changes(rows: Sequence[DiffRow], links: Sequence[int]) -> list[str
     old: dict[str, dict[Key, float]] = {}
     new: dict[str, dict[Key, float]] = {}
     for row in rows:
-        if row.algorithm in insights.AEADS:
+        if row.key.algorithm in insights.AEADS and row.key.kind == SPEED:
             if row.old is not None:
                 old.setdefault(row.host, {})[row.key] = row.old
             if row.new is not None:

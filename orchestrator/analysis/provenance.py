@@ -23,14 +23,14 @@ import hashlib
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, TypeVar
 
-from orchestrator import store
+from orchestrator import journal, store
 from orchestrator.analysis.cells import Key, key_of
 from orchestrator.errors import UserError
 from orchestrator.logfiles import read_text
 from orchestrator.model import CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, ParsedLog, Run
 
 IMPORT_PREFIX = "import-"  # stored copies of imported logs: <run>/<host>/import-NN-<name>
-DATE_GIVEN = "given"
+DATE_GIVEN = journal.DATE_GIVEN  # the store's journal tells backfills by it
 DATE_IMPORT = "import"
 
 
@@ -53,6 +53,8 @@ def stored_logs(results_dir: Path | str) -> dict[str, list[StoredLog]]:
     if not root.is_dir():
         return found
     for path in sorted(root.glob(f"*/*/{IMPORT_PREFIX}*")):
+        if path.parent.parent.name.startswith("."):
+            continue  # a run left aside by an import that failed (store.aside_dir) is not in the store
         try:
             text = read_text(str(path))
         except (UserError, OSError):
@@ -118,7 +120,10 @@ def parse_date(text: str, now: _dt.datetime | None = None) -> str:
                         "2025-03-01T14:30+02:00)") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=_dt.timezone.utc)
-    when = when.astimezone(_dt.timezone.utc).replace(microsecond=0)
+    try:
+        when = when.astimezone(_dt.timezone.utc).replace(microsecond=0)
+    except OverflowError:  # 0001-01-01T00:00:00+02:00 is before the first UTC time there is
+        raise UserError(f"--date {text} is out of range: it is when the logs were measured") from None
     if when > (now or _dt.datetime.now(_dt.timezone.utc)):
         raise UserError(f"--date {text} is in the future: it is when the logs were measured")
     return when.isoformat()

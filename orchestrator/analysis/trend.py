@@ -32,17 +32,19 @@ runs of its own is judged against them alone, as **Drifts** says; the first firm
 before it, so its first MIN_HISTORY runs are never judged.) So a board whose last two of five nightly runs under a
 new firmware are 12 % slower is flagged, and `trend --fail-on-regression` fails on it.
 
-**Measuring methods.** Each cell carries the method `openssl speed` measured it with (orchestrator/methods.py:
-what apps/speed.c times changed in some releases, e.g. AEAD per message from 3.0.16 on). A step between two
-segments measured differently is **method changed**: never named, never a regression (`significant` None), its
-sentence names the cause and the boundary.
+**Measuring methods.** Each cell carries the method its kind measured it with (orchestrator/kinds): for `openssl
+speed`, orchestrator/methods.py (what apps/speed.c times changed in some releases, e.g. AEAD per message from 3.0.16
+on); for a tunnel, its TunnelMethod (iperf3, MTUs, duration, socket buffer). A step between two segments measured
+differently is **method changed**: never named, never a regression (`significant` None), its sentence names the
+cause and the boundary. A tunnel's firmware (its implementation's version, kernel WireGuard's kernel) is what a
+step judges, like the firmware of any cell.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from orchestrator import methods, stats, store
+from orchestrator import kinds, stats, store
 from orchestrator.analysis import identity, provenance
 from orchestrator.analysis.cells import Cell, Key, host_cells, label, requested_seconds, run_aead, run_timer, sort_key
 from orchestrator.errors import UserError
@@ -306,8 +308,8 @@ def _cell_trend(key: Key, segments: Sequence[Segment]) -> CellTrend:
             continue
         comparison = stats.compare(a.samples, b.samples)
         delta = comparison.delta_pct
-        change = methods.compare(a.methods, b.methods) if a.methods != b.methods else None
-        if change is not None:  # another ruler: no verdict (methods.py)
+        change = kinds.get(key.kind).compare(a.methods, b.methods) if a.methods != b.methods else None
+        if change is not None:  # another ruler: no verdict (methods.py; a tunnel's method, kinds/tunnel.py)
             steps.append(Step(old.letter, new.letter, delta, comparison.p_value, None, False, change.sentence))
             continue
         named = bool(comparison.significant) and delta is not None and abs(delta) >= STEP_MIN_PCT

@@ -1,7 +1,8 @@
 """CI verdicts: fail a pipeline on a significant regression beyond a threshold (render/junit.py says so in JUnit XML).
 
-A **regression** is a cell whose median went down (every sslbench figure is a rate: higher is better) by more than
-PCT percent with the benchstat verdict `significant` (stats.compare: Mann-Whitney U, p < 0.05; a cell without
+A **regression** is a cell whose median went down (for a kind whose figures are rates, higher is better: every kind
+so far; a kind may say lower is better, orchestrator/kinds) by more than PCT percent with the benchstat verdict
+`significant` (stats.compare: Mann-Whitney U, p < 0.05; a cell without
 repeats on both sides has no verdict and never fails). `sslbench diff A B --fail-on-regression PCT` judges each row
 of the diff; `sslbench trend HOST --fail-on-regression PCT` judges the newest firmware step of each cell and the
 newest run against its firmware's history (a drift that includes the latest run, down by more than PCT).
@@ -10,7 +11,10 @@ Any regression: exit code EXIT_REGRESSION (3), beside 0 (fine), 1 (hosts failed)
 A cell whose two sides `openssl speed` measured differently (orchestrator/methods.py: another loop from some
 release on, another timer) is **method changed**: never a regression, whatever its delta; it is skipped with the
 cause and boundary as the reason, and `summary` says how many were set aside and why. A drop under one method
-still fails.
+still fails. A tunnel's method is its TunnelMethod (iperf3, MTUs, duration, socket buffer); its firmware (the
+implementation's version, kernel WireGuard's kernel) is what is judged. A cell carrying a flag that says a figure
+may be wrong (busy, throttled, hot, partial ...: DOUBTFUL) on either side is never a regression: skipped, with its
+flags as the reason.
 
 A `Case` is one JUnit test case per cell (classname = host, name = the cell; render/junit.py writes the XML),
 failed when it is such a regression, skipped when it has no verdict (or its method changed). Without a threshold (no
@@ -27,6 +31,8 @@ from orchestrator import stats
 from orchestrator.analysis.cells import label
 from orchestrator.analysis.diff import DiffRow
 from orchestrator.analysis.trend import Trend
+from orchestrator.kinds import higher_is_better
+from orchestrator.model import ALL_FLAGS
 from orchestrator.units import fmt_delta, fmt_p, fmt_rate
 
 EXIT_REGRESSION = 3
@@ -44,8 +50,31 @@ class Case:
     detail: str = ""  # the figures, for system-out
 
 
-def is_regression(delta_pct: float | None, significant: bool | None, pct: float) -> bool:
-    return bool(significant) and delta_pct is not None and delta_pct < -pct
+def is_regression(delta_pct: float | None, significant: bool | None, pct: float, higher_is_better: bool = True) -> bool:
+    """A significant change for the worse by more than pct %: down for a rate, up where lower is better (a
+    kind's `higher_is_better`)."""
+    if not significant or delta_pct is None:
+        return False
+    return delta_pct < -pct if higher_is_better else delta_pct > pct
+
+
+# The flags that say a figure may be wrong (the hosts' evidence, the parser's): a change of a cell carrying one on
+# either side may not be real, and is never called a regression.
+DOUBTFUL = frozenset(ALL_FLAGS)
+
+
+def doubtful(flags: Sequence[str]) -> list[str]:
+    """The row's flags (`busy-new`, `throttled-old` ...) that make its change doubtful."""
+    return [flag for flag in flags if flag.rsplit("-", 1)[0] in DOUBTFUL or flag in DOUBTFUL]
+
+
+def _limit(pct: float, higher_is_better: bool) -> str:
+    """'-5%' for a rate, '+5%' where lower is better."""
+    return f"-{pct:g}%" if higher_is_better else f"+{pct:g}%"
+
+
+def _said_doubtful(flags: Sequence[str]) -> str:
+    return f"not judged: a figure that may be wrong ({' '.join(flags)})"
 
 
 NOT_JUDGED = "not judged: no --fail-on-regression PCT"
@@ -61,12 +90,16 @@ def diff_cases(rows: Sequence[DiffRow], pct: float | None) -> list[Case]:
                   f"delta {fmt_delta(row.delta_pct)} {fmt_p(row.p_value)} n={row.old_n}+{row.new_n}"
                   + (f" flags: {' '.join(row.flags)}" if row.flags else ""))
         case = Case(row.host, name, detail=detail.strip())
+        better, flagged = higher_is_better(row.key.kind), doubtful(row.flags)
         if row.method_change is not None:
             case.skipped = f"{METHOD_CHANGED}: {row.method_change}"
-        elif pct is None and is_regression(row.delta_pct, row.significant, 0.0):
+        elif flagged and is_regression(row.delta_pct, row.significant, 0.0, better):
+            case.skipped = _said_doubtful(flagged)
+        elif pct is None and is_regression(row.delta_pct, row.significant, 0.0, better):
             case.drop = f"significant drop {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), {NOT_JUDGED}"
-        elif pct is not None and is_regression(row.delta_pct, row.significant, pct):
-            case.failure = f"{name}: {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), worse than -{pct:g}%"
+        elif pct is not None and is_regression(row.delta_pct, row.significant, pct, better):
+            case.failure = (f"{name}: {fmt_delta(row.delta_pct)} ({fmt_p(row.p_value)}), "
+                            f"worse than {_limit(pct, better)}")
         elif row.old is None or row.new is None:
             case.skipped = "measured on one side only"
         elif row.significant is None:
@@ -89,14 +122,18 @@ def trend_cases(result: Trend, pct: float | None) -> list[Case]:
             continue
         detail = f"{step.old}→{step.new}: {fmt_delta(step.delta_pct)} {fmt_p(step.p_value)}".strip()
         case = Case(result.host, name, detail=detail)
+        better = higher_is_better(cell.key.kind)
+        flagged = doubtful([flag for group in cell.groups[-2:] if group for flag in group.flags])
         if step.method_change is not None:
             case.skipped = f"{METHOD_CHANGED}: {step.method_change}"
-        elif pct is None and is_regression(step.delta_pct, step.significant, 0.0):
+        elif flagged and is_regression(step.delta_pct, step.significant, 0.0, better):
+            case.skipped = _said_doubtful(sorted(set(flagged)))
+        elif pct is None and is_regression(step.delta_pct, step.significant, 0.0, better):
             case.drop = (f"significant drop {fmt_delta(step.delta_pct)} at {segments[-2].short} → "
                          f"{segments[-1].short} ({fmt_p(step.p_value)}), {NOT_JUDGED}")
-        elif pct is not None and is_regression(step.delta_pct, step.significant, pct):
+        elif pct is not None and is_regression(step.delta_pct, step.significant, pct, better):
             case.failure = (f"{name}: {fmt_delta(step.delta_pct)} at {segments[-2].short} → {segments[-1].short} "
-                            f"({fmt_p(step.p_value)}), worse than -{pct:g}%")
+                            f"({fmt_p(step.p_value)}), worse than {_limit(pct, better)}")
         elif step.significant is None:
             case.skipped = "one sample on a side: no verdict (sslbench run --repeat 4 or more)"
         cases.append(case)

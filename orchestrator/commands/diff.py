@@ -8,7 +8,7 @@ from orchestrator import gcpause, store
 from orchestrator.analysis import diff, insights, verdict
 from orchestrator.commands import options
 from orchestrator.errors import UserError
-from orchestrator.render import diff_table
+from orchestrator.render import diff_table, output
 from orchestrator.render.model import Aside, Block, Lines, Suite
 
 EPILOG = """\
@@ -91,7 +91,7 @@ def _diff(args: argparse.Namespace) -> int:
         doc.blocks.append(Lines(changes, prefix="- ", title="line rate changes (VPN/TLS crypto, see `sslbench report`):"))
     if pct is not None:
         doc.blocks.append(Lines([], title=verdict.summary(cases, pct)))
-    options.print_output(doc, args.format, args.output)
+    output.print_output(doc, args.format, args.output)
     return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from orchestrator import store, terminal
 from orchestrator.commands.options import add_width_option
+from orchestrator.render.output import print_format
 from orchestrator.analysis import diff
 from orchestrator.errors import UserError
 from orchestrator.render import formats
@@ -63,5 +64,5 @@ def main(args: argparse.Namespace) -> int:
         doc = Document([Table(SUMMARY, rows, SUMMARY_DROP)], data=[
             {"firmware": e.label, "first": e.first, "last": e.last, "first_run": e.run_ids[0],
              "last_run": e.run_ids[-1], "run_count": len(e.run_ids), "runs": e.run_ids} for e in history])
-    print(formats.write(doc, args.format, width))
+    print_format(formats.write(doc, args.format, width), args.format)
     return 0

@@ -12,9 +12,11 @@ from typing import Any
 
 from orchestrator import terminal, units
 from orchestrator.analysis import identity
-from orchestrator.commands.options import add_common_options, add_matrix_options, add_width_option, run_config
+from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
+                                           run_config)
 from orchestrator.model import HOST_OK, OpenSSLBuild, Run
 from orchestrator.render import formats
+from orchestrator.render.output import print_format
 from orchestrator.render.model import Document, Table
 from orchestrator.run import engine, fleet
 from orchestrator.run.matrix import HostPlan
@@ -48,7 +50,7 @@ def hosts_command(args: argparse.Namespace) -> int:
         collector = fleet.Collector(Run(run_id="hosts", created=""), Path(scratch), view, store_results=False)
         plans = engine.Engine(driver, collector, config, interrupt, bench=False).run()
     text, notes = render_hosts(collector.hosts, plans, args.format, terminal.output_width(args.width))
-    print(text)
+    print_format(text, args.format)
     for note in notes:
         print(note, file=sys.stderr)
     return 0 if all(s.result.status == HOST_OK for s in collector.hosts.values()) else 1
@@ -66,13 +68,26 @@ def render_hosts(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet
             r.cpu.model or r.cpu.arch or "?", state.logical_cpus or "?",
             _openssl_said(r.openssl) if state.openssl_path else "missing",
             ", ".join(state.package_managers) or "none",
-            f"{state.provision.package} with {state.provision.name}" if state.provision else "-",
+            _would_install(state),
             len(plan.cells) if plan else "-", len(plan.unsupported) if plan else "-",
             units.format_eta(plan.eta_seconds) if plan else "-",
             ", ".join(f"CPU {cpu} ({label})" for cpu, label in state.pins) or "-",
         ])
-    doc = Document([Table(HEADERS, rows, DROP)], data=hosts_json(hosts, plans))
+    headers = HEADERS
+    if any(plan.tunnels for _, plan in plans.values()):  # the tunnels' column only where some are planned
+        headers = [*HEADERS[:9], "tunnels", *HEADERS[9:]]
+        for row, name in zip(rows, hosts):
+            plan = plans[name][1] if name in plans else None
+            row.insert(9, ", ".join(t.tunnel for t in plan.tunnels) if plan and plan.tunnels else "-")
+    doc = Document([Table(headers, rows, DROP)], data=hosts_json(hosts, plans))
     return formats.write(doc, fmt, width), notes_of(hosts, plans)
+
+
+def _would_install(state: fleet.HostState) -> str:
+    """OpenSSL and the tunnels' packages the run would install, and with what."""
+    names = ([state.provision.package] if state.provision else []) + list(state.tunnel_install)
+    manager = state.provision.name if state.provision else ", ".join(state.package_managers[:1])
+    return f"{', '.join(names)} with {manager}" if names else "-"
 
 
 def _openssl_said(build: OpenSSLBuild) -> str:
@@ -113,4 +128,7 @@ def hosts_json(hosts: dict[str, fleet.HostState], plans: dict[str, tuple[fleet.H
             "pinned": [{"cpu": cpu, "cluster": label} for cpu, label in state.pins],
             "notes": list(plan.notes) if plan else [],
         })
+        if plan and plan.tunnels:  # keys of their own, only where tunnels are planned
+            records[-1]["tunnels"] = [t.to_dict() for t in plan.tunnels]
+            records[-1]["would_install_for_tunnels"] = list(state.tunnel_install)
     return records

@@ -9,16 +9,11 @@ and history order by); without it, the time of the import (docs/trust.md says wh
 from __future__ import annotations
 
 import argparse
-import shutil
 from pathlib import Path
 
 from orchestrator import gcpause, reference, store
-from orchestrator.analysis import provenance
-from orchestrator.analysis.provenance import merge
+from orchestrator.analysis.imported import import_logs
 from orchestrator.errors import UserError
-from orchestrator.logfiles import read_text
-from orchestrator.model import ParsedLog, Run
-from orchestrator.parse.batch import parse_many
 from orchestrator.units import count as count_of
 
 
@@ -31,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--date", metavar="ISO-8601",
                         help="when the logs were measured: 2025-03-01 or 2025-03-01T14:30:00Z (no zone: UTC); "
                         "orders trend, diff --by firmware and history (default: the time of the import)")
+    parser.add_argument("--tunnel", metavar="NAME[:IMPLEMENTATION]", help="the LOGs are iperf3's output (text or -J) "
+                        "through this tunnel (wireguard:kernel, openvpn-aes-256-gcm:openvpn-tun ...)")
     parser.add_argument("--results", type=Path, default=store.DEFAULT_RESULTS, metavar="DIR",
                         help="result store (default: results)")
     known = parser.add_argument_group(
@@ -129,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
     skipped: list[str] = []
     with gcpause.paused():  # thousands of logs are millions of small objects that make no cycles
         run_dir = import_logs(args.logs, args.host, firmware=args.firmware, results_dir=args.results,
-                              date=args.date, skipped=skipped)
+                              date=args.date, skipped=skipped, tunnel=args.tunnel)
     for note in skipped:
         print(f"note: {note}")
     run = store.load_run(run_dir)
@@ -139,40 +136,3 @@ def main(args: argparse.Namespace) -> int:
           + ("" if args.date else " (no --date: placed at the time of the import)"))
     print(run_dir)
     return 0
-
-
-def parse_logs(paths: list[Path], texts: list[str]) -> list[ParsedLog]:
-    parsed = parse_many(texts)  # all logs at once, on every core
-    for path, log in zip(paths, parsed):
-        if not log.measurements:
-            raise UserError(f"{path}: no openssl speed results found in it; is it the output of `openssl speed`?")
-    return parsed
-
-
-def import_logs(paths: list[Path], host: str, firmware: str | None = None,
-                results_dir: Path | str = store.DEFAULT_RESULTS, date: str | None = None,
-                skipped: list[str] | None = None) -> Path:
-    """Parse every log first (nothing is written when one is bad), then store the run; returns its directory.
-    Logs already stored, or repeated on the command line, are left out with a sentence each in `skipped`."""
-    if not host.strip():
-        raise UserError("--host must name the host the logs come from")
-    created, dating = provenance.dating(date)
-    paths, texts, notes = provenance.new_logs(paths, [read_text(path) for path in paths], results_dir, host)
-    skipped = skipped if skipped is not None else []
-    skipped.extend(notes)
-    logs = parse_logs(paths, texts)
-    result = merge(host, logs, firmware)
-    timings = {log.timing for log in logs if log.timing}
-    run_dir = store.new_run_dir(results_dir)
-    target = store.host_dir(run_dir, host)
-    for index, path in enumerate(paths):
-        copy = target / f"{provenance.IMPORT_PREFIX}{index:02d}-{store.safe_name(path.name)}"
-        shutil.copyfile(path, copy)
-        result.logs.append(str(copy.relative_to(run_dir)))
-    command = ["sslbench", "import", *map(str, paths), "--host", host] + (["--firmware", firmware] if firmware else [])
-    command += ["--date", date] if date is not None else []
-    run = Run(run_id=run_dir.name, created=created, command=command, hosts=[result], source="import",
-              matrix={"imported_logs": [p.name for p in paths],
-                      "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None, **dating})
-    store.save_run(run_dir, run)
-    return run_dir

@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from orchestrator import store, textsafe
+from orchestrator import store
 from orchestrator.analysis import verdict
 from orchestrator.errors import UserError
 from orchestrator.render import formats
-from orchestrator.render.model import Document
-from orchestrator.run import budget, matrix, workers
+from orchestrator.run import budget, matrix, tunnels, workers
 from orchestrator.run.ansible_options import AnsibleOptions
 from orchestrator.run.config import DEFAULT_IDLE_WAIT, PlanOptions, RunConfig
 from orchestrator.run.inventory import choose_inventory
@@ -92,6 +91,9 @@ def add_matrix_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", metavar="DURATION",
                    help="fit each host's matrix into this time (10m, 90s, 1h30m): drops sizes, legacy, seconds, "
                         "repeats, algorithms in that order and says what went")
+    p.add_argument("--tunnels", metavar="wireguard,openvpn",
+                   help="then measure these tunnels, both ends on each host in namespaces of their own (iperf3, "
+                        "--seconds or 10 s): wireguard, openvpn, all or none (default; `tunnels =` in --config)")
     p.add_argument("--idle-wait", default=str(DEFAULT_IDLE_WAIT), metavar="SECONDS",
                    help=f"wait at most this long for each host to be idle before its matrix (default "
                         f"{DEFAULT_IDLE_WAIT}; 0 = no gate); a host that stays busy is flagged busy")
@@ -108,7 +110,8 @@ def parse_idle_wait(text: str | int | None) -> int:
 def plan_options_from_args(args: argparse.Namespace) -> PlanOptions:
     return PlanOptions(request=request_from_args(args),
                        budget_seconds=budget.parse_duration(args.budget) if args.budget else None,
-                       idle_wait=parse_idle_wait(args.idle_wait))
+                       idle_wait=parse_idle_wait(args.idle_wait),
+                       tunnels=tunnels.requested(getattr(args, "tunnels", None), getattr(args, "config", None)))
 
 
 def request_from_args(args: argparse.Namespace) -> MatrixRequest:
@@ -161,20 +164,6 @@ def regression_limit(args: argparse.Namespace) -> float | None:
     if args.output and not formats.get(args.format).ci:
         raise UserError("-o writes the JUnit XML: use it with --format junit")
     return pct
-
-
-def print_output(doc: Document, fmt: str, output: Path | None) -> None:
-    """The document on stdout in its format, the lines a data format leaves out on stderr; with -o FILE (a CI
-    format) the format to the file and the reader's text on stdout."""
-    if output is not None:
-        try:  # a host's control character: shown, not sent
-            output.write_text(textsafe.terminal(formats.write(doc, fmt)) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
-        fmt = formats.TEXT
-    for line in formats.asides(doc, fmt):
-        print(line, file=sys.stderr)
-    print(formats.write(doc, fmt))
 
 
 def add_width_option(parser: argparse.ArgumentParser) -> None:

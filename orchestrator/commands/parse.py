@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 
 from orchestrator import gcpause
 from orchestrator.errors import UserError
 from orchestrator.logfiles import checked, read_text
 from orchestrator.model import ParsedLog
-from orchestrator.parse.batch import map_in_workers, parse_many
+from orchestrator.parse.batch import chunks_in_workers, parse_many
 from orchestrator.parse.console import parse_console
 from orchestrator.render.logview import describe
 
@@ -24,7 +25,8 @@ other commands' noise; newlines lost or doubled by a copy from a web page are fi
   - what the facts say: CPU model and cores, crypto instructions (aes, pmull, sha2, sha_ni ...), OS, OpenSSL build.
 
 With --json: one object per file {"file", "measurements", "cpu", "os", "openssl", "skipped"}, or a JSON array
-when several files are given; indented on a terminal, compact when written to a file or a pipe. Parts of a log that could not be read are listed on stderr as `note:` lines.
+when several files are given; indented on a terminal, compact when written to a file or a pipe. Parts of a
+log that could not be read are in its "skipped" and said on stderr: a `note:` line for one file, one for a batch.
 Thousands of files at once are parsed on every CPU (worker processes).
 
 examples:
@@ -88,42 +90,70 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _print_json(names: list[str]) -> int:
-    """Each file read, parsed and written as JSON in the worker processes (orchestrator.parse.batch); here
-    the objects are joined in file order, with the notes and errors on stderr in the same order."""
+    """Files read, parsed and written as JSON by chunks in the worker processes (orchestrator.parse.batch); here
+    each chunk's JSON goes out as it comes, in file order, with the errors on stderr in the same order. Notes on
+    what could not be read: a line for one file, one line for a batch (each file's `skipped` in the JSON holds
+    them all: a note per file floods a terminal)."""
 
     stdin = _stdin_text() if "-" in names else None  # (the workers cannot share this process's standard input)
-    results = map_in_workers(_json_of_file, [(name, stdin if name == "-" else None) for name in names])
-    objects = []
-    failures = 0
-    for name, (document, error, notes) in zip(names, results):
-        if error is not None:
-            if len(names) == 1:
-                raise UserError(error)
+    items = [(name, stdin if name == "-" else None) for name in names]
+    # A person at a terminal gets it indented (so parsed whole here first); a program or a file compact, streamed.
+    whole: list[str] | None = [] if sys.stdout.isatty() or len(names) == 1 else None
+    written = failures = 0
+    noted: list[str] = []
+    first_note = ""
+    for document, errors, chunk_noted, note in chunks_in_workers(_json_of_chunk, items):
+        if errors and len(names) == 1:
+            raise UserError(errors[0])
+        for error in errors:
             print(f"sslbench: {error}", file=sys.stderr)  # one bad file must not hide the others
-            failures += 1
-            continue
-        _print_notes(name, notes)
-        objects.append(document)
-    if not objects:
+        failures += len(errors)
+        noted += chunk_noted
+        first_note = first_note or note
+        if document:
+            if whole is not None:
+                whole.append(document)
+            else:
+                sys.stdout.write(("," if written else "[") + document)
+            written += 1
+    if not written:
         return 2
-    document = objects[0] if len(names) == 1 else "[" + ",".join(objects) + "]"
-    if sys.stdout.isatty():  # a person reads it; a program or a file gets it compact
-        document = json.dumps(json.loads(document), indent=2)
-    print(document)
+    if whole is None:
+        sys.stdout.write("]\n")
+    else:
+        document = whole[0] if len(names) == 1 else "[" + ",".join(whole) + "]"
+        print(json.dumps(json.loads(document), indent=2) if sys.stdout.isatty() else document)
+    if len(noted) == 1 and len(names) == 1:
+        print(f"note: {first_note}", file=sys.stderr)
+    elif noted:
+        print(f"note: {len(noted)} of {len(names)} files have parts that could not be read (each file's "
+              f"\"skipped\" in the JSON lists them); the first, {first_note}", file=sys.stderr)
     return 2 if failures else 0
 
 
-def _json_of_file(item: tuple[str, str | UserError | None]) -> tuple[str | None, str | None, list[str]]:
-    """In a worker: (the file's JSON object, None, notes), or (None, what is wrong with it, [])."""
-
-    name, text = item
-    try:
-        if isinstance(text, UserError):
-            raise text
-        log = checked(name, parse_console(read_text(name) if text is None else text))
-    except UserError as exc:
-        return None, str(exc), []
-    return json.dumps(dict(file=name, **log.to_dict()), separators=(",", ":")), None, log.skipped
+def _json_of_chunk(items: Sequence[tuple[str, str | UserError | None]]) -> tuple[str, list[str], list[str], str]:
+    """In a worker: the chunk's files as JSON objects joined by commas ("" when none could be read), what is
+    wrong with each file that could not be, the files with notes, and the first file's notes as a line says
+    them."""
+    objects: list[str] = []
+    errors: list[str] = []
+    noted: list[str] = []
+    first_note = ""
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    for name, text in items:
+        try:
+            if isinstance(text, UserError):
+                raise text
+            log = checked(name, parse_console(read_text(name) if text is None else text))
+        except UserError as exc:
+            errors.append(str(exc))
+            continue
+        data = log.to_dict()
+        if log.skipped:
+            noted.append(name)
+            first_note = first_note or _note(name, log.skipped)
+        objects.append(dumps({"file": name, **data}))
+    return ",".join(objects), errors, noted, first_note
 
 
 def _stdin_text() -> str | UserError:
@@ -133,10 +163,13 @@ def _stdin_text() -> str | UserError:
         return exc
 
 
-def _print_notes(name: str, skipped: list[str], limit: int = 5) -> None:
-    if not skipped:
-        return
+def _print_notes(name: str, skipped: list[str]) -> None:
+    if skipped:
+        print(f"note: {_note(name, skipped)}", file=sys.stderr)
+
+
+def _note(name: str, skipped: list[str], limit: int = 5) -> str:
     label = "standard input" if name == "-" else name
     shown = "; ".join(skipped[:limit])
     more = f"; and {len(skipped) - limit} more" if len(skipped) > limit else ""
-    print(f"note: {label}: skipped {len(skipped)} part(s) it could not read: {shown}{more}", file=sys.stderr)
+    return f"{label}: skipped {len(skipped)} part(s) it could not read: {shown}{more}"

@@ -8,12 +8,13 @@ import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from orchestrator import reference, store, terminal
+from orchestrator import journal, reference, store, terminal
+from orchestrator.commands import options
 from orchestrator.commands.options import add_width_option
 from orchestrator.analysis import insights
 from orchestrator.errors import UserError
 from orchestrator.model import Run
-from orchestrator.render import formats, report, tables
+from orchestrator.render import formats, output, report, tables
 from orchestrator.units import fmt_time
 
 EPILOG = "views (--view NAME): the sections of the HTML report as terminal tables, without its plots\n" + "\n".join(
@@ -78,7 +79,10 @@ def report_command(args: argparse.Namespace) -> int:
     said = sys.stdout if fmt.reading and not args.output else sys.stderr
     every_host = args.all or (args.host and not args.runs)
     if every_host:
-        runs = store.latest_of_each_host(store.load_all(args.results), args.host or ())
+        stored = store.load_all(args.results)
+        runs = store.latest_of_each_host(stored, args.host or ())
+        for note in journal.disagreements(stored):  # "latest" is the run written last, whatever its date
+            print(f"note: {note}", file=said)
     else:
         runs = [store.load_run(store.resolve_run(ref, args.results)) for ref in args.runs or ["latest"]]
         if args.host:
@@ -96,7 +100,7 @@ def report_command(args: argparse.Namespace) -> int:
         if args.output:
             _replace(args.output, text)
         else:
-            sys.stdout.write(text)
+            output.print_format(text, args.format, end="")
         return 0
     if args.output:  # orchestrator/render/report.py: the page with the user's answers, tables and plots
         print(report.render_page(runs, args.format, args.output, links=links))
@@ -105,7 +109,12 @@ def report_command(args: argparse.Namespace) -> int:
     if args.view:
         print(report.render_text(runs, args.view, links, width))
     else:
-        print(tables.render_runs(runs, args.format, width, legend=True if every_host else None))
+        doc = tables.runs_document(runs, legend=True if every_host else None)
+        text = formats.write(doc, args.format, width)
+        if text:  # nothing to show is no line at all in CSV, never a line of prose
+            output.print_format(text, args.format)
+        for line in formats.asides(doc, args.format):
+            print(line, file=sys.stderr)
     for note in notes if fmt.reading else ():
         print(f"note: {note}")
     return 0

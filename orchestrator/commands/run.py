@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 from orchestrator import store, terminal
-from orchestrator.commands.options import add_common_options, add_matrix_options, add_width_option, run_config
+from orchestrator.commands.options import (add_common_options, add_matrix_options, add_width_option,
+                                           run_config)
 from orchestrator.model import HOST_OK, OK, UNSUPPORTED, Run
 from orchestrator.render import tables
+from orchestrator.render.output import print_format
 from orchestrator.run import engine, fleet
 from orchestrator.run.ansible_options import redacted_command
 from orchestrator.run.progress import ProgressView
@@ -63,7 +65,8 @@ def run_command(args: argparse.Namespace) -> int:
     for name, (_state, plan) in sorted(plans.items()):
         for note in plan.notes:
             print(f"{name}: {note}", file=sys.stderr)
-    print(tables.render_runs([run], args.format, terminal.output_width(args.width)))  # as `sslbench report` prints it
+    # as `sslbench report` prints it
+    print_format(tables.render_runs([run], args.format, terminal.output_width(args.width)), args.format)
     print_host_summary(run, run_dir)
     if interrupt.requested:
         print(f"sslbench: {interrupt.reason}; the cells finished before it are kept: sslbench report {run_dir}",

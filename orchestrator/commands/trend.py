@@ -10,7 +10,7 @@ from orchestrator import gcpause, store
 from orchestrator.analysis import trend, verdict
 from orchestrator.commands import options
 from orchestrator.errors import UserError
-from orchestrator.render import trend_table
+from orchestrator.render import output, trend_table
 from orchestrator.render.model import Lines, Suite
 
 EPILOG = f"""\
@@ -66,5 +66,5 @@ def main(args: argparse.Namespace) -> int:
     doc.suite = Suite(f"sslbench trend {args.host}", cases, pct)
     if pct is not None:
         doc.blocks.append(Lines([], title=verdict.summary(cases, pct)))
-    options.print_output(doc, args.format, args.output)
+    output.print_output(doc, args.format, args.output)
     return verdict.EXIT_REGRESSION if pct is not None and verdict.failures(cases) else 0

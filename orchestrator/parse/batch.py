@@ -1,7 +1,9 @@
 """Many logs at once (`sslbench parse` / `import` of a directory of saved logs): `parse_console` on every core.
 
-`map_in_workers` runs any per-log function that way (`sslbench parse --json` reads, parses and writes each file's
-JSON in the workers); `parse_many` is it for `parse_console`, the ParsedLogs rebuilt here.
+`map_in_workers` runs any per-log function that way; `parse_many` is it for `parse_console`, the ParsedLogs
+rebuilt here. `chunks_in_workers` hands each worker whole chunks and yields each chunk's one result in order as
+soon as it is there (`sslbench parse --json` reads, parses and writes a chunk's JSON in a worker, and this
+process writes it out while the workers go on).
 
 Parsing is pure CPU work on independent texts, so a batch is cut into chunks that worker processes parse
 side by side while this process waits for them. Two costs decide the shape:
@@ -17,7 +19,7 @@ import marshal
 import multiprocessing
 import operator
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import fields
@@ -65,6 +67,36 @@ def map_in_workers(function: Callable[[Any], Any], items: Sequence[Any], jobs: i
         return [function(item) for item in items]
 
 
+def chunks_in_workers(function: Callable[[Sequence[Any]], Any], items: Sequence[Any],
+                      jobs: int | None = None) -> Iterator[Any]:
+    """`function(chunk)` for consecutive chunks of `items`, yielded in order, each as soon as it and those before
+    it are done: in forked worker processes on up to `jobs` CPUs (default: all) when the batch is large, else
+    over the whole batch here. `function` is a module-level function; what it returns goes through marshal. A
+    worker lost (killed, out of memory) loses nothing: the chunks not yet yielded are done here."""
+    jobs = min(jobs or default_jobs(), len(items) // MIN_LOGS_PER_WORKER)
+    with gcpause.paused():
+        if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            if items:
+                yield function(items)
+            return
+        size = -(-len(items) // (jobs * CHUNKS_PER_WORKER))
+        chunks = [items[start:start + size] for start in range(0, len(items), size)]
+        done = 0
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                for part in pool.map(_run_chunk_whole, [function] * len(chunks), chunks):
+                    done += 1
+                    yield marshal.loads(part)
+        # A worker killed (out of memory), no processes or no POSIX semaphores (some containers): go on here.
+        except (BrokenProcessPool, OSError, ImportError, NotImplementedError):
+            for chunk in chunks[done:]:
+                yield function(chunk)
+
+
+def _run_chunk_whole(function: Callable[[Sequence[Any]], Any], items: Sequence[Any]) -> bytes:  # in a worker
+    return marshal.dumps(function(items))
+
+
 def _in_workers(function: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any]:
     size = -(-len(items) // (jobs * CHUNKS_PER_WORKER))
     chunks = [items[start:start + size] for start in range(0, len(items), size)]
@@ -81,10 +113,11 @@ def _run_chunk(function: Callable[[Any], Any], items: Sequence[Any]) -> bytes:  
 def _parsed_plain(text: str) -> tuple[Any, ...]:
     log = parse_console(text)
     return ([_MEASUREMENT_AS_TUPLE(m) for m in log.measurements],
-            _CPU_AS_TUPLE(log.cpu), _OS_AS_TUPLE(log.os), _BUILD_AS_TUPLE(log.openssl), log.skipped, log.timing)
+            _CPU_AS_TUPLE(log.cpu), _OS_AS_TUPLE(log.os), _BUILD_AS_TUPLE(log.openssl), log.skipped, log.timing, log.errors)
 
 
 def _from_plain(item: tuple[Any, ...]) -> ParsedLog:
-    rows, cpu, os_facts, openssl, skipped, timing = item
+    rows, cpu, os_facts, openssl, skipped, timing, errors = item
     return ParsedLog(measurements=[Measurement(*row) for row in rows], cpu=CpuFacts(*cpu), os=OsFacts(*os_facts),
-                     openssl=OpenSSLBuild(*openssl), skipped=skipped, timing=timing)
+                     openssl=OpenSSLBuild(*openssl), skipped=skipped, timing=timing,
+                     errors=errors)

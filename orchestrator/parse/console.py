@@ -22,6 +22,7 @@ from orchestrator.parse.names import speed_command_hints
 from orchestrator.parse.osinfo import detect_os, parse_ddwrt
 from orchestrator.parse.speed import parse_openssl_build, parse_speed_and_rest
 from orchestrator.parse.speed.lines import ANCHORS, ends_cut
+from orchestrator.parse.speed.runs import speed_runs
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -140,9 +141,12 @@ def parse_console(text: str) -> ParsedLog:
                 files.setdefault(kind, body)
             else:  # no command, an unknown one (ssh, cat /etc/*release*, opkg ...), or a marker section
                 _sniff_facts(body, files, cpuinfo_texts)
-        except Exception as exc:  # a bug in one parser must not lose the rest of the session
-            result.skipped.append(f"{_label(command)}: could not be read ({type(exc).__name__}: {exc})")
-    _finish_facts(result, files, cpuinfo_texts)
+        except Exception as exc:  # a bug in one parser must not lose the rest of the session: recorded as one
+            result.errors.append(f"{_label(command)}: internal error ({type(exc).__name__}: {exc})")
+    try:
+        _finish_facts(result, files, cpuinfo_texts)
+    except Exception as exc:  # the facts readers' bug: the figures are kept, the error said
+        result.errors.append(f"internal error reading the facts ({type(exc).__name__}: {exc})")
     return result
 
 
@@ -304,89 +308,11 @@ def _command_kind(command: str | None) -> str | None:
     return None
 
 
-# Where a run of `openssl speed` starts (its first progress line, its first -multi or -mr line, its version
-# block) and where a run has printed its results (table, public-key header, the parent's `+F` lines).
-_RUN_START = re.compile(r"[ \t>]*(?:Doing \S|Forked child \d|\+DTP?:|\+H:|version: \d|(?:Open|Libre)SSL \d)")
-_PROGRESS = re.compile(r"[ \t>]*(?:Doing \S|\+DTP?:)")  # (stderr: `Forked child N` and `Got:` are stdout)
-# anchored at any line's start in a whole body (never across a line: [ \t\r\f\v], not \s, within one)
-_RUN_START_LINE = re.compile(r"(?m)^" + _RUN_START.pattern)
-_PROGRESS_LINE = re.compile(r"(?m)^" + _PROGRESS.pattern)
-_AFTER_CHILDREN_LINE = re.compile(r"(?m)^[ \t>]*(?:Doing \S|Forked child 0\b)")
-_PARENT_RESULTS = (r"(?m)^[ \t>]*(?:The 'numbers' are|type[ \t\r\f\v]+\d+ bytes|\+F\d*:"
-                   r"|(?:\S+[ \t\r\f\v]+)*(?:verify|op|decr\.|decaps?)/s[ \t\r\f\v]*$")
-_PARENT_RESULTS_LINE = re.compile(_PARENT_RESULTS + ")")
-_RESULTS_LINE = re.compile(_PARENT_RESULTS + r"|Got: \+F\d*:)")  # and a -multi child's figure
-
-
-def _speed_runs(body: str) -> list[str]:
-    """The runs of one speed segment: two `openssl speed` outputs saved one after the other (no prompt
-    between) are two runs, each with its own threads, -mr and version. A run starts where, after a
-    run's results, a progress line, a -multi/-mr line or a version block starts; a part with no results
-    of its own after a run with no progress lines (stderr saved after stdout: progress lines after the
-    tables) stays with the run before it (else it is a run cut off before its results).
-
-    The lines are found by searching the whole body (the patterns anchored at a line's start), not line by
-    line: one run, by far the most common, costs a search or two."""
-    if "/s" not in body and "+F" not in body and "'numbers'" not in body:
-        return [body]  # no results at all: one run (a cut-off log)
-    starts = [0]  # where each run starts
-    at = 0
-    after_children: re.Match[str] | None = None  # the next line after -multi children's figures that starts a run
-    start: re.Match[str] | None
-    while True:
-        results = _RESULTS_LINE.search(body, at)
-        while results is not None and _after_got(body, results.start()):  # a child's line a mail wrapped after
-            results = _RESULTS_LINE.search(body, body.find("\n", results.start()) + 1 or len(body))  # `Got:`
-        if results is None:
-            break
-        line_end = body.find("\n", results.start())
-        if line_end < 0:
-            break
-        if body[results.start():line_end].lstrip(" \t>").startswith("Got:"):
-            # a -multi child's figure: its run's version block and summary row come after it; a human progress
-            # line (openssl's children always print -mr lines) or a new `Forked child 0` starts the next run,
-            # unless a results line of the parent's (`+F:`, a table) comes first: the usual rule then applies
-            if after_children is None or after_children.start() <= line_end:
-                after_children = _AFTER_CHILDREN_LINE.search(body, line_end + 1)
-            parent = _PARENT_RESULTS_LINE.search(body, line_end + 1)
-            if after_children is not None and (parent is None or after_children.start() < parent.start()):
-                start = after_children
-            else:
-                if parent is None:
-                    break
-                at = parent.start()
-                continue
-        else:
-            start = _RUN_START_LINE.search(body, line_end + 1)
-        if start is None:
-            break
-        starts.append(start.start())
-        at = start.start()
-    if len(starts) == 1:
-        return [body]
-    runs = [body[begin:end - 1] for begin, end in zip(starts, starts[1:])] + [body[starts[-1]:]]
-    texts: list[str] = []
-    progress = True  # the run before has progress lines (its stderr) of its own
-    for text in runs:
-        if texts and not progress and not _RESULTS_LINE.search(text):
-            texts[-1] += "\n" + text  # the stderr of a run saved after its stdout (no results of its own)
-        else:
-            texts.append(text)
-        progress = _PROGRESS_LINE.search(text) is not None
-    return texts
-
-
-def _after_got(body: str, start: int) -> bool:
-    """Does the last non-blank line before `start` end with `Got:` (its blanks and `>` quoting aside)?"""
-    before = body[max(0, start - 400):start].rstrip(" \t>\n")
-    return before.endswith("Got:")
-
-
 def _add_speed(result: ParsedLog, command: str | None, body: str, cut: bool) -> list[str]:
     """Adds what `body` measured (each of its runs); returns its lines that are not speed output.
     `cut`: the log was cut off in the middle of the body's last line."""
     rest: list[str] = []
-    runs = _speed_runs(body)
+    runs = speed_runs(body)
     for n, run in enumerate(runs):
         rest += _add_speed_run(result, command, run, cut and n == len(runs) - 1)
     return rest
@@ -404,6 +330,7 @@ def _add_speed_run(result: ParsedLog, command: str | None, body: str, cut: bool)
         result.timing = timing if result.timing in (None, timing) else "mixed"
     label = _label(command)
     result.skipped.extend(f"{label}: {note}" if command else note for note in parsed.skipped)
+    result.errors.extend(f"{label}: {error}" if command else error for error in parsed.errors)
     if command and not parsed.measurements and not parsed.skipped:
         first = _first_line(body)
         why = f" ({first})" if first and not _looks_like_speed(first) else ""

@@ -7,6 +7,7 @@ the markers of playbooks/files/*.sh and the playbooks.
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
                   `@@sslbench-state STATE` last (`gone`: the poll step found no work dir; `stranded`: the
                   runner's lease lapsed); `poll again`: what the poll before shipped, once more
+  install step    `@@sslbench-installed` before the package manager's versions of what was installed
   run.sh launch   `@@sslbench-state started`; told to wait, then a poll's output
   conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and
                   cell's evidence; inside a snapshot, `@@ SECTION [NAME]` before each part (SUBSECTION) and
@@ -28,6 +29,7 @@ LOG = "@@sslbench-log "
 ENDLOG = "@@sslbench-endlog "
 RUNNER_OUTPUT = "@@sslbench-runner-output"
 STATE = "@@sslbench-state "
+INSTALLED = "@@sslbench-installed"  # the install step: what the package manager says is installed, after it
 
 # conditions.sh's blocks and the sub-sections inside them
 BLOCK_BEGIN = "@@ begin sslbench-"
@@ -91,6 +93,12 @@ def exit_codes(progress_text: str) -> dict[str, int]:
         if len(parts) >= 5 and parts[0] == "done":
             codes[parts[3]] = int(parts[4]) if parts[4].lstrip("-").isdigit() else 1
     return codes
+
+
+def installed_part(stdout: str) -> str:
+    """What the install step printed after `@@sslbench-installed` (the package manager's list of versions)."""
+    text = own_lines(stdout)
+    return text.split(INSTALLED, 1)[1] if INSTALLED in text else ""
 
 
 def state(stdout: str) -> str | None:

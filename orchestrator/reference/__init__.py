@@ -44,7 +44,7 @@ __all__ = [  # what the other wings use, from this package or the modules it is 
 ]
 
 RUN_ID = "reference"  # the run every reference host is shown in: tables label its hosts "<id> (reference)"
-STORE_DIR = "reference"  # <results>/reference/<id>/ holds the entries `sslbench import --reference` added
+STORE_DIR = store.REFERENCE_DIR  # <results>/reference/<id>/ holds the entries `sslbench import --reference` added
 
 
 @dataclass
@@ -154,7 +154,7 @@ def stored(results: Path) -> list[Run]:
     root = Path(results) / STORE_DIR
     if not root.is_dir():
         return []
-    return [store.load_run(path) for path in store.list_runs(root)]
+    return store.readable_runs(root)  # a damaged entry is named and skipped: the other boards still show
 
 
 def known_run(results: Path | None = None, directory: Path = KNOWN_DIR) -> tuple[Run, list[str]]:

@@ -10,8 +10,12 @@ Timestamps. node_exporter's textfile collector rejects a whole file in which any
 carry none and the run's time is a figure of its own, `sslbench_run_timestamp_seconds` (as node_exporter's
 `node_textfile_mtime_seconds`); a host's cell in several runs is exposed once, from its newest run.
 `timestamps=True` puts the run's time on every sample (OpenMetrics: seconds) and keeps every run, for `promtool
-tsdb create-blocks-from openmetrics` (backfill). Line protocol always has the run's time (nanoseconds): InfluxDB
-keeps each run as a point.
+tsdb create-blocks-from openmetrics` (backfill). Line protocol always has the run's time (nanoseconds).
+
+Every run is a point. Two runs can share a time to the second and beyond (two logs imported with one `--date`), and
+a series keeps one value a time (InfluxDB overwrites a point of the same series and time; a Prometheus series'
+timestamps must increase): so where every run is kept (line protocol, `--timestamps`) each figure carries its run's
+id as the label `run` (RUN), which keeps such runs apart, and writing the same runs twice gives the same points.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from typing import Iterable
 from orchestrator import stats
 from orchestrator.analysis import cells, identity
 from orchestrator.evidence import validity
-from orchestrator.model import Run
+from orchestrator.model import SPEED, Run
 
 THROUGHPUT = "sslbench_throughput_bytes_per_second"
 PUBLIC_KEY = "sslbench_public_key_operations_per_second"
@@ -40,6 +44,7 @@ INFLUX = {THROUGHPUT: ("sslbench_throughput", "bytes_per_second"),
 # is refused by the Prometheus client node_exporter gathers with). A run-time series has the host's four.
 HOST_LABELS = ("host", "board", "firmware", "openssl_version")
 CELL_LABELS = ("algorithm", "api", "operation", "threads", "block_size", "cpu_cluster", "flags")
+RUN = "run"  # the run's id: last label where every run is kept (see the module)
 _FACTS = {"board", "firmware", "openssl_version", "flags"}  # what a host's cell was measured on and how, not which
 
 
@@ -52,6 +57,11 @@ class Figure:
     value: float
     time: float  # the run's time, Unix seconds
     samples: int = 1  # how many measurements the median is of
+    run: str = ""  # the id of the run it is of
+
+    def with_run(self) -> tuple[tuple[str, str], ...]:
+        """The labels and the run's id (RUN): a series of its own for every run."""
+        return self.labels + ((RUN, self.run),)
 
 
 def run_time(run: Run) -> float:
@@ -67,7 +77,7 @@ def figures(runs: Iterable[Run]) -> list[Figure]:
     """Every cell with a figure of every host of `runs` (oldest run first), then each host's run time."""
     out: list[Figure] = []
     times: list[Figure] = []
-    for run in sorted(runs, key=run_time):
+    for run in sorted(runs, key=lambda run: (run_time(run), run.run_id)):  # the same order however given
         when = run_time(run)
         busy = validity.busy_below(cells.requested_seconds(run))
         for result in run.hosts:
@@ -78,16 +88,18 @@ def figures(runs: Iterable[Run]) -> list[Figure]:
             host_cells = cells.host_cells(result, busy)
             for key in sorted(host_cells, key=cells.sort_key):
                 cell = host_cells[key]
-                if not cell.samples:
-                    continue  # unsupported or failed: no figure to plot (the tables say why)
+                if not cell.samples or key.kind != SPEED:
+                    # unsupported or failed: no figure to plot (the tables say why); figures of another kind (tunnels)
+                    # have no family here yet, and are never exposed under openssl speed's
+                    continue
                 flags = ",".join(sorted(cell.flags))
                 labels = host + (("algorithm", key.algorithm), ("api", key.api or ""),
                                  ("operation", key.operation or ""), ("threads", str(key.threads)),
                                  ("block_size", "" if key.block_size is None else str(key.block_size)),
                                  ("cpu_cluster", key.cpu or ""), ("flags", flags))
                 family = THROUGHPUT if key.operation is None else PUBLIC_KEY
-                out.append(Figure(family, labels, stats.median(cell.samples), when, len(cell.samples)))
-            times.append(Figure(RUN_TIME, host, when, when))
+                out.append(Figure(family, labels, stats.median(cell.samples), when, len(cell.samples), run.run_id))
+            times.append(Figure(RUN_TIME, host, when, when, run=run.run_id))
     return out + times
 
 
@@ -98,21 +110,17 @@ def openmetrics(runs: Iterable[Run], *, timestamps: bool = False) -> str:
     by_family: dict[str, dict[tuple[tuple[str, str], ...], list[Figure]]] = {name: {} for name in FAMILIES}
     for figure in figures(runs):
         # a series: its labels, or, for the textfile collector, the host's cell whatever its firmware then was
-        ident = figure.labels if timestamps else tuple(pair for pair in figure.labels if pair[0] not in _FACTS)
+        ident = figure.with_run() if timestamps else tuple(pair for pair in figure.labels if pair[0] not in _FACTS)
         series = by_family[figure.family].setdefault(ident, [])
-        if timestamps:
-            if series and series[-1].time == figure.time:
-                series.pop()  # two runs of one second: one point (a series' timestamps must increase)
-            series.append(figure)
-        else:
-            series[:] = [figure]  # the newest run's: figures() gives runs oldest first
+        series[:] = [figure]  # the newest run's (figures() gives runs oldest first); with the run's id, its own
     lines: list[str] = []
     for name, series_of in by_family.items():
         if not series_of:
             continue
         lines += [f"# HELP {name} {_escape_help(FAMILIES[name])}", f"# TYPE {name} gauge"]
         for points in series_of.values():
-            text = ",".join(f'{key}="{_escape_label(value)}"' for key, value in points[0].labels)
+            labels = points[0].with_run() if timestamps else points[0].labels
+            text = ",".join(f'{key}="{_escape_label(value)}"' for key, value in labels)
             for point in points:
                 stamp = f" {_number(point.time)}" if timestamps else ""
                 lines.append(f"{name}{{{text}}} {_number(point.value)}{stamp}")
@@ -139,14 +147,15 @@ def _number(value: float) -> str:
 # --- InfluxDB line protocol -------------------------------------------------------------------------------------
 
 def influx(runs: Iterable[Run]) -> str:
-    """A line per figure: measurement, the labels as tags (sorted by key, as InfluxDB advises; empty ones left out:
-    line protocol has no empty tag value), the figure and its sample count as fields, the run's time in ns."""
+    """A line per figure: measurement, the labels and the run's id (RUN) as tags (sorted by key, as InfluxDB advises;
+    empty ones left out: line protocol has no empty tag value), the figure and its sample count as fields, the
+    run's time in ns."""
     lines: list[str] = []
     for figure in figures(runs):
         if figure.family not in INFLUX:
             continue  # the run's time is each point's timestamp
         measurement, field = INFLUX[figure.family]
-        tags = "".join(f",{_escape_key(k)}={_escape_key(v)}" for k, v in sorted(figure.labels) if v)
+        tags = "".join(f",{_escape_key(k)}={_escape_key(v)}" for k, v in sorted(figure.with_run()) if v)
         nanoseconds = int(round(figure.time * 1_000_000)) * 1000  # microseconds are what a float carries exactly
         lines.append(f"{_escape_measurement(measurement)}{tags} {field}={_number_field(figure.value)},"
                      f"samples={figure.samples}i {nanoseconds}")

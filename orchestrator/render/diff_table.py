@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from orchestrator import stats
+from orchestrator.analysis.cells import key_cells
 from orchestrator.analysis.diff import DiffRow
+from orchestrator.model import SPEED
 from orchestrator.render import formats
 from orchestrator.render.model import Document, Later, Table
 from orchestrator.units import count, fmt_value
@@ -35,9 +37,9 @@ def _p_cell(row: DiffRow) -> str:
 def table_rows(rows: Sequence[DiffRow]) -> list[list[Any]]:
     out = []
     for row in rows:
-        block = row.operation if row.operation else ("" if row.block_size is None else row.block_size)
+        algorithm, api, threads, block = key_cells(row.key)  # as its kind lays a key out (a tunnel: its implementation)
         out.append([
-            row.host, row.algorithm, row.api or "", row.threads if row.cpu is None else f"{row.threads} {row.cpu}", block,
+            row.host, algorithm, api, threads, "" if block is None else block,
             fmt_value(row.old, row.unit, row.old_spread_pct if row.old_n > 1 else None),
             fmt_value(row.new, row.unit, row.new_spread_pct if row.new_n > 1 else None),
             _delta_cell(row), _p_cell(row), " ".join(row.flags),
@@ -82,10 +84,16 @@ def document(rows: Sequence[DiffRow]) -> Document:
     record a line) and as CSV."""
     records = Later(lambda: [row.to_record() for row in rows])
     headers = list(rows[0].to_record()) if rows else list(DiffRow.__dataclass_fields__)
-    values = Later(lambda: [[" ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in r.values()]
-                            for r in records])
+    if any(row.key.kind != SPEED for row in rows) and "kind" not in headers:  # a figure of another kind says it
+        at = headers.index("cpu") + 1
+        headers[at:at] = ["kind", "implementation"]
+    values = Later(lambda: [[_flat(r.get(h)) for h in headers] for r in records])
     return Document([Table(HEADERS, Later(lambda: table_rows(rows)))], data=records, data_lines=True,
                     flat=Table(headers, values))
+
+
+def _flat(value: Any) -> Any:
+    return " ".join(value) if isinstance(value, list) else ("" if value is None else value)
 
 
 def render(rows: Sequence[DiffRow], fmt: str = "table") -> str:

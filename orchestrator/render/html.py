@@ -26,12 +26,13 @@ img { max-width: 100%; height: auto; } .swatch { display: inline-block; width: 0
 """
 
 
-def page(title: str, body: Sequence[str], nav: str | None = None) -> str:
-    """A whole page: with `nav` (the site's links), the title as its first heading too."""
+def page(title: str, body: Sequence[str], nav: str | None = None, head: str = "") -> str:
+    """A whole page: with `nav` (the site's links), the title as its first heading too; `head`: more of <head>
+    (HTML already, the page's own style or policy)."""
     top = [f"<nav>{nav}</nav>", f"<h1>{escape(title)}</h1>"] if nav is not None else []
     return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
                       '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                      f"<title>{escape(title)}</title><style>{STYLESHEET}</style></head><body>",
+                      f"<title>{escape(title)}</title><style>{STYLESHEET}</style>{head}</head><body>",
                       *top, *body, "</body></html>"])
 
 

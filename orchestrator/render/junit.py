@@ -1,10 +1,19 @@
 """The JUnit format: a document's CI test cases (analysis.verdict decides them) as the JUnit XML that Jenkins,
-GitLab and GitHub Actions read (validated against the Jenkins xUnit plugin's junit-10.xsd in the tests)."""
+GitLab and GitHub Actions read (validated against the Jenkins xUnit plugin's junit-10.xsd in the tests).
+
+Host text by XML 1.0's rules: `&<>"` as entities; a character XML 1.0 cannot carry at all, even as a reference
+(C0 controls but tab, LF and CR; U+FFFE, U+FFFF; a lone surrogate), as textsafe's visible escape (`\\x01`): the one
+thing a reader of the XML sees in its place; every other character textsafe.terminal would escape (DEL, C1, the
+bidi overrides such as U+202E, CR) as a character reference (`&#x202e;`), which a parser reads back as the character
+itself while the file, shown in a terminal, reorders or moves nothing.
+"""
 from __future__ import annotations
 
+import re
 from typing import Sequence
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
+from orchestrator import textsafe
 from orchestrator.analysis.verdict import Case, failures
 from orchestrator.errors import UserError
 from orchestrator.render.model import Document
@@ -51,3 +60,24 @@ def xml(cases: Sequence[Case], name: str = "sslbench", pct: float | None = None)
         lines.append("  </testsuite>")
     lines.append("</testsuites>")
     return "\n".join(lines) + "\n"
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_safe(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
+def _references(text: str) -> str:
+    return textsafe.CONTROL.sub(lambda m: f"&#x{ord(m[0]):x};", text)
+
+
+def escape(text: str) -> str:
+    """Element text (see the module)."""
+    return _references(_escape(_xml_safe(text)))
+
+
+def quoteattr(text: str) -> str:
+    """An attribute value with its quotes (see the module; tab and LF as references too, as quoteattr does)."""
+    return _references(_quoteattr(_xml_safe(text)))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.model import OK, ParsedLog
+from orchestrator.model import OK, OpenSSLBuild, ParsedLog
 from orchestrator.render import tables
 from orchestrator.units import UNIT_NOTE
 
@@ -65,11 +65,23 @@ def _facts_lines(log: ParsedLog) -> list[str]:
                                       f"revision {os_.revision}" if os_.revision else None,
                                       f"kernel {os_.kernel}" if os_.kernel else None, os_.machine) if x)
         lines.append(f"OS:      {name}" + (f" ({extra})" if extra else ""))
-    if ssl.version or ssl.version_line:
-        extra = ", ".join(x for x in (f"options {ssl.options}" if ssl.options else None,
-                                      f"built on {ssl.built_on}" if ssl.built_on else None) if x)
-        lines.append(f"OpenSSL: {ssl.version or ssl.version_line}" + (f" ({extra})" if extra else ""))
-    return lines
+    return lines + _openssl_lines(log.openssl)
+
+
+def _openssl_lines(ssl: OpenSSLBuild) -> list[str]:
+    """The build; where the `openssl` program and libcrypto are of different versions (OpenWrt's openssl-util over
+    libopenssl3, Debian's openssl over libssl3), both, and which one the method follows: the program's, whose
+    apps/speed.c decides what is timed (docs/methods.md); the speed itself is libcrypto's."""
+    if not (ssl.version or ssl.version_line):
+        return []
+    extra = ", ".join(x for x in (f"options {ssl.options}" if ssl.options else None,
+                                  f"built on {ssl.built_on}" if ssl.built_on else None) if x)
+    if not ssl.versions_differ:
+        return [f"OpenSSL: {ssl.version or ssl.version_line}" + (f" ({extra})" if extra else "")]
+    said = f"OpenSSL: program {ssl.program_version}, libcrypto {ssl.library_version}"
+    return [said + (f" ({extra})" if extra else ""),
+            f"method:  the program's, {ssl.program_version}: its `openssl speed` decides what is timed; "
+            f"the figures are libcrypto's, {ssl.library_version}"]
 
 
 def _plural(count: int, noun: str) -> str:

@@ -1,4 +1,6 @@
-"""The Markdown format: GitHub tables, every value of host text escaped (textsafe.markdown)."""
+"""The Markdown format: GitHub tables, every value of host text escaped (textsafe.markdown), and what is left of the
+page (a note's own text) under the terminal rule: Markdown source is read as text as often as rendered, so it
+carries no control character, on stdout as in a file."""
 from __future__ import annotations
 
 from orchestrator import textsafe
@@ -10,14 +12,14 @@ BULLET = "- "
 
 def write(doc: Document, width: int | None = None) -> str:
     """A Markdown document is never cut: `width` is for terminals. Figures need a file beside it (page)."""
-    return text.join(doc.blocks, lambda block: _block(block, {}))
+    return textsafe.terminal(text.join(doc.blocks, lambda block: _block(block, {})))
 
 
 def page_files(doc: Document, stem: str) -> tuple[str, dict[str, bytes]]:
     """A page and its figures beside it, as <stem>-<slug>.png, linked."""
     figures = [block for block in doc.blocks if isinstance(block, Figure)]
     names = {figure.slug: f"{stem}-{figure.slug}.png" for figure in figures}
-    page = text.join(doc.blocks, lambda block: _block(block, names)) + "\n"
+    page = textsafe.terminal(text.join(doc.blocks, lambda block: _block(block, names))) + "\n"
     return page, {names[figure.slug]: figure.png for figure in figures}
 
 

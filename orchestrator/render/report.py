@@ -15,7 +15,8 @@ from typing import Any, Callable, Collection, Sequence
 
 from orchestrator import extras, reference, stats, store, textsafe
 from orchestrator.analysis import diff, identity, insights
-from orchestrator.analysis.cells import Cell, Key, best_core, host_cells, medians, requested_seconds, sort_key
+from orchestrator.analysis.cells import (Cell, Key, best_core, host_cells, key_cells, medians, requested_seconds,
+                                         sort_key)
 from orchestrator.errors import UserError
 from orchestrator.evidence.validity import busy_below
 from orchestrator.model import LINE_BLOCKS, REFERENCE, HostResult, Run
@@ -259,8 +260,7 @@ def _comparison(series: list[Series]) -> list[Block]:
 
 
 def _key_cells(key: Key) -> list[Any]:
-    threads = key.threads if key.cpu is None else f"{key.threads} {key.cpu}"
-    return [key.algorithm, key.api or "", threads, key.operation or key.block_size]
+    return list(key_cells(key))  # as the cell's kind lays its key out
 
 
 def _cell_text(cell: Cell) -> str:
@@ -401,8 +401,8 @@ def _plot_diff(rows: list[diff.DiffRow]) -> bytes:
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.28 * len(rows) + 1)))
     colors = ["tab:green" if r.significant and (r.delta_pct or 0) > 0 else "tab:red" if r.significant else "tab:gray"
               for r in rows]
-    labels = [f"{textsafe.plot_label(r.host)} {r.algorithm}{' ' + r.api if r.api else ''} ×{r.threads} "
-              f"{r.operation or r.block_size}" for r in rows]
+    labels = [f"{textsafe.plot_label(r.host)} {k.algorithm}{' ' + (k.api or k.implementation or '')} ×{k.threads} "
+              f"{k.operation or k.block_size}".replace("  ", " ") for r in rows for k in (r.key,)]
     ax.barh(range(len(rows)), [r.delta_pct for r in rows], color=colors)
     ax.set_yticks(range(len(rows)), labels, fontsize="x-small")
     ax.axvline(0, color="black", linewidth=0.8)

@@ -1,12 +1,15 @@
 """`sslbench publish`: a static site of a result store, no server needed (file:// or any static web server).
 
-- index.html: every host (board, CPU, firmware, last run, steps and drifts) with a sparkline per headline cell;
+- index.html: every host at a glance (site_index: CPU, cores, AES/SHA instructions, best AES-GCM on one and on all
+  cores, the measured VPN tunnel, flags beside each figure; firmware, last run, steps and drifts) with a sparkline
+  per headline cell, sortable by any column;
 - host-<host>.html: the host's trend (trend.py: medians per firmware, steps, drifts) and a plot per cell over
   time, coloured by firmware, firmware changes and named steps marked, drifting runs crossed;
 - compare-<algorithm>.html: every host's figures under its latest firmware beside the known boards
-  (orchestrator/reference), marked as reference, and a bar chart.
+  (orchestrator/reference), marked as reference, their sources as links, and a bar chart of the cell most hosts have.
 
-Pages are self-contained HTML (inline CSS, sparklines as inline SVG); plots are PNGs beside them in img/.
+Pages are self-contained HTML (inline CSS, sparklines as inline SVG, the index's one inline script); plots are PNGs
+beside them in img/, drawn by site_plots to fit their text.
 Hosts are rendered in forked worker processes on every CPU (each computes its trend and draws its plots).
 """
 from __future__ import annotations
@@ -14,20 +17,22 @@ from __future__ import annotations
 import html
 import multiprocessing
 import os
-import warnings
+import urllib.parse
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from orchestrator import extras, reference, store, textsafe
+from orchestrator import extras, kinds, reference, store, textsafe
 from orchestrator.analysis import trend
 from orchestrator.analysis.cells import Key, best_core, host_cells, label, medians, sort_key
 from orchestrator.errors import UserError
-from orchestrator.model import Run
-from orchestrator.render import trend_table
+from orchestrator.model import HostResult, Run
+from orchestrator.render import site_index, site_plots, trend_table
 from orchestrator.render import html as web
-from orchestrator.units import count, fmt_delta, fmt_rate, mbytes
+from orchestrator.render.site_index import Cell
+from orchestrator.render.site_plots import Bar, Point
+from orchestrator.units import count, fmt_rate
 
 HEADLINE = (  # the cells the index shows a sparkline of, where a host has them
     Key("aes-256-gcm", "evp", None, 1, 1024), Key("chacha20-poly1305", "evp", None, 1, 1024),
@@ -36,9 +41,7 @@ HEADLINE = (  # the cells the index shows a sparkline of, where a host has them
 COMPARE_BLOCKS = (16384, 8192, 1024)  # the bar chart of a comparison page: single-thread figures at this block
 MAX_CELL_PLOTS = 60  # plots per host page; the trend table lists every cell
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
-DRIFT_COLOR = "#d62728"  # runs outside their firmware's history: crosses
-FLAGGED_COLOR = "#aaaaaa"  # runs with validity flags (busy, throttled ...): grey dots
-SPARK_WIDTH, SPARK_HEIGHT = 100, 28
+SPARK_WIDTH, SPARK_HEIGHT = 72, 28
 
 @dataclass
 class HostPage:
@@ -47,7 +50,7 @@ class HostPage:
     host: str
     file: str
     html: str
-    row: list[str]  # index cells, HTML
+    row: list[Cell]  # index cells
     latest: dict[Key, float]  # medians under the latest firmware, best cluster per cell
     unit: dict[Key, str] = field(default_factory=dict)
 
@@ -159,18 +162,31 @@ def _host_page(host: str) -> HostPage:
             f"history (median robust z beyond ±{trend.Z_THRESHOLD:g}) and runs with validity flags are left out of "
             "the medians and steps.</p>"]
     body += _findings(result) + _cell_plots(result, host, colors)
-    algorithms = sorted({c.key.algorithm for c in result.cells})
+    # the comparisons this host is in (publish writes one per algorithm of the hosts' latest figures)
+    algorithms = sorted({c.key.algorithm for c in result.cells if c.groups[-1] and c.groups[-1].median is not None})
     page = web.page(f"{host}: trend", body, _nav(algorithms))
     (_OUT / file).write_text(textsafe.terminal(page), encoding="utf-8")
     latest = {c.key: g.median for c in result.cells for g in [c.groups[-1]] if g is not None and g.median is not None}
     units = {c.key: c.unit for c in result.cells}
-    sparks = [_sparkline(result, key, colors) if key in units else "" for key in _HEADLINE]
-    last = result.segments[-1]
-    row = [f'<a href="{file}">{html.escape(host)}</a>', html.escape(cpu.model or ""),
-           html.escape(f"{cpu.logical_cpus or '?'} × {cpu.arch or '?'}"), html.escape(last.short),
-           html.escape(latest_run.created[:16].replace("T", " ")), str(result.runs),
-           str(sum(1 for c in result.cells if c.largest)), str(len(result.drifts)), *sparks]
-    return HostPage(host, file, page, row, best_core(latest), units)
+    return HostPage(host, file, page, _index_row(result, facts, file, colors), best_core(latest), units)
+
+
+def _index_row(result: trend.Trend, facts: HostResult, file: str, colors: dict[str, str]) -> list[Cell]:
+    """A host's row of the index (site_index): what it is, its crypto at a glance, its history."""
+    cpu = facts.cpu
+    latest_run = result.segments[-1].runs[-1]
+    measured = {c.key for c in result.cells}
+    sparks = [_sparkline(result, key, colors) if key in measured else Cell(site_index.DASH, "")
+              for key in _HEADLINE]
+    one_core, all_cores = site_index.gcm_cells(latest_run)
+    return [Cell(f'<a href="{file}">{html.escape(result.host)}</a>', result.host),
+            Cell(html.escape(cpu.model or "CPU unknown") + (f"<br><small>{html.escape(cpu.arch)}</small>"
+                                                            if cpu.arch else ""), cpu.model or ""),
+            Cell(str(cpu.logical_cpus or "?"), str(cpu.logical_cpus or "")),
+            site_index.crypto_cell(facts, best_core(latest_run.values)), one_core, all_cores,
+            site_index.tunnel_cell(facts), Cell(html.escape(result.segments[-1].short)),
+            Cell(html.escape(latest_run.created[:16].replace("T", " "))), Cell(str(result.runs)),
+            Cell(str(sum(1 for c in result.cells if c.largest))), Cell(str(len(result.drifts))), *sparks]
 
 
 def _findings(result: trend.Trend) -> list[str]:
@@ -197,22 +213,23 @@ def _cell_plots(result: trend.Trend, host: str, colors: dict[str, str]) -> list[
     img_dir.mkdir(parents=True, exist_ok=True)
     if not extras.have_plots():
         body.append(web.note(extras.PLOTS_HINT))
-    plotted = result.cells[:MAX_CELL_PLOTS] if extras.have_plots() else []
+    measured = [cell for cell in result.cells if _series(result, cell.key)]  # a figure to draw
+    plotted = measured[:MAX_CELL_PLOTS] if extras.have_plots() else []
     files = textsafe.file_names(label(cell.key) for cell in plotted)
     for cell in plotted:
         name = f"{files[label(cell.key)]}.png"
-        _plot_cell(result, cell, colors, img_dir / name)
-        figures.append(web.figure(f"img/{_FILES[host]}/{name}", f"{label(cell.key)} over time", 640, 240,
+        made = site_plots.cell_figure(result.segments, cell, _series(result, cell.key), colors)
+        width, height = site_plots.save(made, img_dir / name)
+        figures.append(web.figure(f"img/{_FILES[host]}/{name}", f"{label(cell.key)} over time", width, height,
                                   caption=label(cell.key)))
     body.append(f'<div class="plots">{"".join(figures)}</div>')
-    if len(result.cells) > MAX_CELL_PLOTS and extras.have_plots():
-        body.append(web.note(f"Plots of the first {MAX_CELL_PLOTS} of {len(result.cells)} cells."))
+    if len(measured) > MAX_CELL_PLOTS and extras.have_plots():
+        body.append(web.note(f"Plots of the first {MAX_CELL_PLOTS} of {len(measured)} cells."))
     return body
 
 
-def _series(result: trend.Trend, key: Key) -> list[tuple[int, float, str, bool, bool]]:
-    """(run index, median in that run, segment letter, outside its history, validity-flagged) of the runs that
-    measured the cell."""
+def _series(result: trend.Trend, key: Key) -> list[Point]:
+    """The runs that measured the cell, in order."""
     out = []
     index = 0
     for segment in result.segments:
@@ -220,40 +237,55 @@ def _series(result: trend.Trend, key: Key) -> list[tuple[int, float, str, bool, 
             value = point.values.get(key)
             if value is not None:
                 flagged = bool(point.cells[key].flags) or trend.flagged(point)
-                out.append((index, value, segment.letter, point.drift, flagged))
+                out.append(Point(index, value, segment.letter, point.drift, flagged))
             index += 1
     return out
 
 
-def _sparkline(result: trend.Trend, key: Key, colors: dict[str, str]) -> str:
+def _sparkline(result: trend.Trend, key: Key, colors: dict[str, str]) -> Cell:
+    """The cell's median per run as a line per firmware; a run that is its firmware's only one (a host's first
+    run, the first night of an upgrade) is a dot, so a cell measured once is never an empty box."""
     points = _series(result, key)
-    if len(points) < 2:
-        return ""
-    low, high = min(p[1] for p in points), max(p[1] for p in points)
+    if not points:
+        return Cell(site_index.DASH, "")
+    low, high = min(p.value for p in points), max(p.value for p in points)
     span = (high - low) or 1.0
-    last_x = points[-1][0] or 1
-    def xy(p: tuple[int, float, str, bool, bool]) -> str:
-        return f"{1 + p[0] / last_x * (SPARK_WIDTH - 2):.1f},{SPARK_HEIGHT - 2 - (p[1] - low) / span * (SPARK_HEIGHT - 4):.1f}"
-    lines = []
-    for letter in dict.fromkeys(p[2] for p in points):
-        part = " ".join(xy(p) for p in points if p[2] == letter)
-        lines.append(f'<polyline fill="none" stroke="{colors[letter]}" stroke-width="1.2" points="{part}"/>')
-    title = html.escape(f"{label(key)}: {fmt_rate(points[-1][1], 'B/s' if key.operation is None else 'ops/s')} now")
-    return (f'<svg width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}" '
-            f'role="img" aria-label="{title}"><title>{title}</title>{"".join(lines)}</svg>')
+    last_x = points[-1].index or 1
+    def xy(p: Point) -> tuple[float, float]:
+        y = SPARK_HEIGHT / 2 if high == low else SPARK_HEIGHT - 3 - (p.value - low) / span * (SPARK_HEIGHT - 6)
+        return (3 + p.index / last_x * (SPARK_WIDTH - 6) if len(points) > 1 else SPARK_WIDTH / 2), y
+    marks = []
+    for letter in dict.fromkeys(p.letter for p in points):
+        mine = [xy(p) for p in points if p.letter == letter]
+        if len(mine) == 1:
+            marks.append(f'<circle cx="{mine[0][0]:.1f}" cy="{mine[0][1]:.1f}" r="2.5" fill="{colors[letter]}"/>')
+            continue
+        part = " ".join(f"{x:.1f},{y:.1f}" for x, y in mine)
+        marks.append(f'<polyline fill="none" stroke="{colors[letter]}" stroke-width="1.2" points="{part}"/>')
+    title = html.escape(f"{label(key)}: {fmt_rate(points[-1].value, kinds.get(key.kind).unit_of(key))}"
+                        f" now, {count(len(points), 'run')}")
+    return Cell(f'<svg width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}" '
+                f'role="img" aria-label="{title}"><title>{title}</title>{"".join(marks)}</svg>',
+                f"{points[-1].value:.6g}")
+
+
+INDEX_COLUMNS = ("host", "board / CPU", "CPUs", "AES / SHA instructions", "AES-GCM, 1 core", "AES-GCM, all cores",
+                 "VPN tunnel, measured", "firmware", "last run (UTC)", "runs", "steps", "drifts")
 
 
 def _index(pages: Sequence[HostPage], algorithms: Sequence[str], runs: Sequence[Run]) -> str:
-    headers = ["host", "board / CPU", "CPUs", "firmware", "last run (UTC)", "runs", "steps", "drifts",
-               *[label(key) for key in _HEADLINE]]
+    headers = [*INDEX_COLUMNS, *[label(key) for key in _HEADLINE]]
     latest = max(runs, key=lambda r: (r.created, store.run_order(r.run_id)))
     body = [f"<p>{count(len(pages), 'host')}, {count(len(runs), 'run')}, the latest {html.escape(latest.created)}. "
-            "Sparklines: the cell's median per run, coloured by firmware.</p>",
-            web.table(headers, [page.row for page in pages], wrap=True),
+            "Figures of each host's latest run, the best cell of one core and of all cores, with their validity "
+            "flags beside them; the VPN column is a tunnel measured end to end (iperf3 through it), a dash where "
+            "none was. Sparklines: the cell's median per run, coloured by firmware (a dot: one run). "
+            "Click a column's name to sort by it.</p>",
+            site_index.table(headers, [page.row for page in pages]),
             "<h2>Compare across hosts and known boards</h2>",
             "<ul>" + "".join(f'<li><a href="{page_name("compare", a)}">{html.escape(a)}</a></li>'
                              for a in algorithms) + "</ul>"]
-    return web.page("sslbench: every host", body, _nav(algorithms))
+    return web.page("sslbench: every host", body, _nav(algorithms), head=site_index.head())
 
 
 # ---- comparisons -------------------------------------------------------------------------------------------
@@ -279,13 +311,13 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
                 for name, values in references.items()]
     rows_of = [r for r in rows_of if r[1]]
     keys = sorted({k for _, values, _ in rows_of for k in values}, key=sort_key)
-    unit = "B/s" if keys and keys[0].operation is None else "ops/s"
+    unit = kinds.get(keys[0].kind).unit_of(keys[0]) if keys else "B/s"
     links = {p.host: p.file for p in pages}
     body = [f"<p>Each host's medians under its latest firmware (one core: the best cluster of a big.LITTLE board) "
             f"beside published results of known boards, marked as reference (their sources: below, and "
             f"orchestrator/reference/known/boards.toml).</p>"]
-    for api, threads in dict.fromkeys((k.api, k.threads) for k in keys):
-        group = [k for k in keys if (k.api, k.threads) == (api, threads)]
+    for api, threads in dict.fromkeys((k.api or k.implementation, k.threads) for k in keys):  # a tunnel's: its
+        group = [k for k in keys if (k.api or k.implementation, k.threads) == (api, threads)]  # implementation
         rows, classes = [], []
         for name, values, is_reference in rows_of:
             if not any(k in values for k in group):
@@ -296,19 +328,12 @@ def _compare_page(out: Path, algorithm: str, algorithms: Sequence[str], pages: S
         columns = [k.operation or f"{k.block_size} B" for k in group]
         body.append(f"<h2>{html.escape(' '.join(p for p in (algorithm, api or '', f't{threads}') if p))}</h2>")
         body.append(web.table(["host", *columns], rows, classes))
-    chart = _chart_key(keys)
+    chart = _chart_key(keys, [values for _, values, is_reference in rows_of if not is_reference],
+                       [values for _, values, is_reference in rows_of if is_reference])
     if chart is not None and not extras.have_plots():
         body.append(f'<p class="note">{html.escape(extras.PLOTS_HINT)}</p>')
     elif chart is not None:
-        name = f"compare-{store.safe_name(algorithm)}.png"
-        bars = sorted(((n, v[chart], r) for n, v, r in rows_of if chart in v), key=lambda b: -b[1])
-        _plot_bars(bars, f"{label(chart)}", unit, out / "img" / name)
-        legend = textsafe.plot_legend(name for name, _, _ in bars)
-        body.append(f'<figure><img src="img/{name}" width="800" height="{_bars_height(len(bars))}" '
-                    f'alt="{html.escape(label(chart))} across hosts"><figcaption>{html.escape(label(chart))}: '
-                    + ("hosts in colour, known boards in grey (reference)" if references else "every host")
-                    + (html.escape(f"; labelled in the chart: {'; '.join(legend)}") if legend else "")
-                    + "</figcaption></figure>")
+        body.append(_chart(out, algorithm, chart, unit, rows_of))
     body += _known_sources(algorithm, {name for name, values in references.items()
                                        if any(k.algorithm == algorithm for k in values)}, entries)
     return _write(out / page_name("compare", algorithm), web.page(f"{algorithm} across hosts", body, _nav(algorithms)))
@@ -344,8 +369,7 @@ def _known_sources(algorithm: str, shown: set[str], entries: dict[str, dict[str,
     rows = []
     for name in named:
         entry = entries.get(name, {})
-        # as text, not a link: the site's links all resolve within it (it is read offline, from file://)
-        link = html.escape(str(entry.get("source", "")))
+        link = source_link(str(entry.get("source", "")))
         kind = "summary figures, not a log" if entry.get("kind") == reference.FIGURES else "log"
         rows.append([html.escape(_reference_name(name, entry)), html.escape(str(entry.get("cpu", ""))),
                      html.escape(kind), html.escape(reference.not_told(entry) if entry else ""),
@@ -356,86 +380,45 @@ def _known_sources(algorithm: str, shown: set[str], entries: dict[str, dict[str,
     return body
 
 
-def _chart_key(keys: Sequence[Key]) -> Key | None:
-    single = [k for k in keys if k.threads == 1 and k.cpu is None]
-    for block in COMPARE_BLOCKS:
-        for api in ("evp", None, "legacy"):
-            for k in single:
-                if k.block_size == block and k.api == api:
-                    return k
-    return single[0] if single else (keys[0] if keys else None)
+def _chart_key(keys: Sequence[Key], hosts: Sequence[dict[Key, float]] = (),
+               known: Sequence[dict[Key, float]] = ()) -> Key | None:
+    """The cell a comparison charts: the one most of the user's hosts measured, then most known boards; among
+    those, single-thread first, then the block sizes of COMPARE_BLOCKS and the EVP API. A cell only the known
+    boards have is charted only when no host has a cell of the algorithm the chart could show."""
+    def preference(k: Key) -> tuple[int, int, int, int, int]:
+        block = COMPARE_BLOCKS.index(k.block_size) if k.block_size in COMPARE_BLOCKS else len(COMPARE_BLOCKS)
+        api = ("evp", None, "legacy").index(k.api) if k.api in ("evp", None, "legacy") else 3
+        return (-sum(k in v for v in hosts), -sum(k in v for v in known), k.threads != 1 or k.cpu is not None,
+                block, api)
+    return min(keys, key=lambda k: (preference(k), sort_key(k))) if keys else None
 
 
-# ---- plots -------------------------------------------------------------------------------------------------
-
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=80)
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _plot_cell(result: trend.Trend, cell: trend.CellTrend, colors: dict[str, str], path: Path) -> None:
-    points = _series(result, cell.key)
-    scale = mbytes if cell.unit == "B/s" else (lambda v: v)
-    figure = _figure(8, 3)
-    ax = figure.add_axes((0.09, 0.14, 0.89, 0.76))
-    for letter in dict.fromkeys(p[2] for p in points):
-        mine = [p for p in points if p[2] == letter and not p[3] and not p[4]]
-        ax.plot([p[0] for p in mine], [scale(p[1]) for p in mine], ".", color=colors[letter], markersize=4)
-    flagged = [p for p in points if p[4] and not p[3]]
-    if flagged:
-        ax.plot([p[0] for p in flagged], [scale(p[1]) for p in flagged], ".", color=FLAGGED_COLOR, markersize=4)
-    drifted = [p for p in points if p[3]]
-    if drifted:
-        ax.plot([p[0] for p in drifted], [scale(p[1]) for p in drifted], "x", color=DRIFT_COLOR, markersize=5)
-    start = 0
-    ticks, names = [], []
-    for i, segment in enumerate(result.segments):
-        if i:
-            ax.axvline(start - 0.5, color="#888", linewidth=0.8, linestyle="--")
-            step = cell.steps[i - 1]
-            if step is not None and step.named:
-                ax.annotate(fmt_delta(step.delta_pct), (start - 0.5, 1.0), xycoords=("data", "axes fraction"),
-                            xytext=(3, -12), textcoords="offset points", color="#b00" if (step.delta_pct or 0) < 0
-                            else "#070", fontsize=9, fontweight="bold")
-        ticks.append(start + len(segment.runs) / 2)
-        names.append(segment.letter)
-        start += len(segment.runs)
-    ax.set_xticks(ticks, names)
-    ax.set_xlim(-1, max(start, 1))
-    ax.set_ylabel("MB/s" if cell.unit == "B/s" else "ops/s", fontsize=9)
-    ax.set_title(label(cell.key), fontsize=10)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.tick_params(labelsize=8)
-    _save(figure, path)
+def _chart(out: Path, algorithm: str, chart: Key, unit: str,
+           rows_of: Sequence[tuple[str, dict[Key, float], bool]]) -> str:
+    """A comparison's bar chart (site_plots) and a caption that says what is in it."""
+    name = f"compare-{store.safe_name(algorithm)}.png"
+    bars = sorted((Bar(n, v[chart], r) for n, v, r in rows_of if chart in v), key=lambda b: -b.value)
+    width, height = site_plots.plot_bars(bars, label(chart), unit, out / "img" / name)
+    legend = textsafe.plot_legend(bar.name for bar in bars)
+    hosts, known = sum(not b.reference for b in bars), sum(b.reference for b in bars)
+    said = ("hosts in colour, known boards in grey (reference)" if hosts and known else
+            "every host that measured it" if hosts else "known boards only (reference): no host measured this cell")
+    return (f'<figure><img src="img/{name}" width="{width}" height="{height}" '
+            f'alt="{html.escape(label(chart))} across hosts"><figcaption>{html.escape(label(chart))}: {said}'
+            + (html.escape(f"; labelled in the chart: {'; '.join(legend)}") if legend else "")
+            + "</figcaption></figure>")
 
 
-def _bars_height(count: int) -> int:
-    return int(80 * max(2.0, 0.3 * count + 1.0))
-
-
-def _plot_bars(bars: Sequence[tuple[str, float, bool]], title: str, unit: str, path: Path) -> None:
-    scale = mbytes if unit == "B/s" else (lambda v: v)
-    figure = _figure(10, _bars_height(len(bars)) / 80)
-    ax = figure.add_axes((0.3, 0.1, 0.66, 0.82))
-    positions = list(range(len(bars)))[::-1]
-    ax.barh(positions, [scale(v) for _, v, _ in bars], color=["#bbb" if r else COLORS[0] for *_, r in bars],
-            hatch=None)
-    ax.set_yticks(positions, [textsafe.plot_label(name) for name, _, _ in bars], fontsize=8)
-    ax.set_xscale("log")  # a MIPS router and an x86 mini PC differ a thousandfold
-    ax.set_xlabel(("MB/s" if unit == "B/s" else "ops/s") + " (log scale)", fontsize=9)
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, axis="x", alpha=0.3)
-    _save(figure, path)
-
-
-def _save(figure: Any, path: Path) -> None:
-    with warnings.catch_warnings():  # labels are textsafe.plot_label: a font's warning would name our source line
-        warnings.filterwarnings("ignore", message="Glyph .* missing from")
-        figure.savefig(path, format="png")
+def source_link(url: str) -> str:
+    """A known board's source as a link when it is a plain http(s) address (a new page that cannot reach back into
+    the site: rel="noopener noreferrer"), else as text; escaped either way."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return html.escape(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() or ord(c) < 32 for c in url):
+        return html.escape(url)
+    return f'<a href="{html.escape(url, quote=True)}" rel="noopener noreferrer">{html.escape(url)}</a>'
 
 
 def _write(path: Path, text: str) -> Path:

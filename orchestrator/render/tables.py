@@ -10,10 +10,10 @@ from typing import Any, Callable, Iterable, Literal, Sequence, TypedDict, cast
 
 from orchestrator.analysis.cells import Key, record_key
 from orchestrator.errors import UserError
-from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, UNSUPPORTED, HostResult, Measurement, ParsedLog,
-                                Run)
+from orchestrator.model import (ERROR, HOST_OK, LINE_BLOCKS, OK, REFERENCE, SPEED, UNSUPPORTED, HostResult,
+                                Measurement, ParsedLog, Run)
 from orchestrator.render import formats
-from orchestrator.render.model import Document, Lines, Table
+from orchestrator.render.model import Aside, Document, Table
 from orchestrator.stats import median
 from orchestrator.units import UNITS, convert, fmt_number, fmt_time
 
@@ -62,6 +62,8 @@ class Record(TypedDict):
     repeat: int
     flags: list[str]  # the host's validity flags and the measurement's
     cpu: str | None
+    kind: str
+    implementation: str | None
     run_id: str | None
     host: str | None
     firmware: str | None
@@ -124,7 +126,7 @@ def records_from_log(log: ParsedLog, host: str | None = None) -> list[Record]:
 
 def throughput_table(rows: Iterable[Record], by: str = "host", unit: str = "MB/s",
                      unit_in_header: bool = True) -> tuple[list[str], list[list[Any]]]:
-    """Block-size columns for symmetric ciphers and digests.
+    """Block-size columns for symmetric ciphers and digests (openssl speed figures only).
 
     by="host": rows grouped by algorithm, one row per host (compare boxes); by="algorithm": rows grouped
     by host, one row per algorithm. unit: "MB/s", "Mbit/s" or "both" (two columns per block size);
@@ -134,8 +136,8 @@ def throughput_table(rows: Iterable[Record], by: str = "host", unit: str = "MB/s
     validity flags (busy, throttled ...) of the row's cells when any cell has one.
     """
     units_ = _units(unit)
-    cells, flags = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None],
-                          "block_size", "bytes_per_second")
+    cells, flags = _cells([r for r in rows if r.get("operation") is None and r.get("block_size") is not None
+                           and r.get("kind") == SPEED], "block_size", "bytes_per_second")
     sizes = sorted({column for (_, column) in cells})
     columns = [(size, u) for size in sizes for u in units_]
     names = [f"{size} B {u}" if unit_in_header or len(units_) > 1 else f"{size} B" for size, u in columns]
@@ -147,8 +149,9 @@ def throughput_table(rows: Iterable[Record], by: str = "host", unit: str = "MB/s
 
 
 def pk_table(rows: Iterable[Record], by: str = "host") -> tuple[list[str], list[list[Any]]]:
-    """Public-key operations per second (sign/s, verify/s, ...): one column per operation present."""
-    cells, flags = _cells([r for r in rows if r.get("operation")], "operation", "ops_per_second")
+    """Public-key operations per second (sign/s, verify/s, ...) of openssl speed: a column per operation present."""
+    cells, flags = _cells([r for r in rows if r.get("operation") and r.get("kind") == SPEED], "operation",
+                          "ops_per_second")
     present = {column for (_, column) in cells}
     operations = [op for op in PK_OPERATIONS if op in present] + sorted(present - set(PK_OPERATIONS))
 
@@ -324,8 +327,8 @@ def runs_document(runs: Iterable[Run], legend: bool | None = None) -> Document:
     headers, body = pk_table(rows)
     if body:
         doc.blocks.append(Table(headers, body, ["api"], readable=True))
-    if not rows and not failed:
-        doc.blocks.append(Lines(["(no measurements)"]))
+    if not rows and not failed:  # a reader's line; data for a program (CSV, JSON) stays data: stderr
+        doc.blocks.append(Aside("(no measurements)"))
     if failed:  # which run a host failed in, when there are several
         by_run = ["run"] if len(runs) > 1 else []
         doc.blocks.append(Table(["host", *by_run, "status", "reason"],

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator import stats
-from orchestrator.analysis.cells import label
+from orchestrator.analysis.cells import Key, label
 from orchestrator.analysis.trend import (MIN_HISTORY, STEP_MIN_PCT, Z_THRESHOLD, CellTrend, Step, Trend, drift_sentence, legend,
                                          step_sentence)
+from orchestrator.model import SPEED
 from orchestrator.render import formats
 from orchestrator.render.model import Block, Document, Lines, Table
 from orchestrator.units import count, fmt_delta, fmt_rate
@@ -80,7 +81,7 @@ def to_json(result: Trend) -> dict[str, Any]:
                      for s in result.segments],
         "cells": [{
             "algorithm": c.key.algorithm, "api": c.key.api, "operation": c.key.operation, "threads": c.key.threads,
-            "block_size": c.key.block_size, "cpu": c.key.cpu, "unit": c.unit,
+            "block_size": c.key.block_size, "cpu": c.key.cpu, **_kind_fields(c.key), "unit": c.unit,
             "medians": [None if g is None else {"segment": s.letter, "median": g.median, "n": g.n,
                                                 "spread_pct": _round(g.spread_pct), "flags": g.flags}
                         for s, g in zip(result.segments, c.groups)],
@@ -93,6 +94,11 @@ def to_json(result: Trend) -> dict[str, Any]:
                     "delta_pct": _round(d.delta_pct), "cells": [label(k) for k in d.cells],
                     "sentence": drift_sentence(result, d)} for d in result.drifts],
     }
+
+
+def _kind_fields(key: Key) -> dict[str, object]:
+    """A figure of another kind than openssl speed says its kind and implementation (speed's records as ever)."""
+    return {} if key.kind == SPEED else {"kind": key.kind, "implementation": key.implementation}
 
 
 def _step_json(step: Step) -> dict[str, Any]:
@@ -108,17 +114,30 @@ CSV_HEADERS = ["host", "algorithm", "api", "operation", "threads", "block_size",
                "runs", "first", "last", "n", "median", "delta_pct", "p_value", "significant", "step", "flags"]
 
 
+KIND_HEADERS = ["kind", "implementation"]  # after "cpu", where the trend has figures of another kind than speed
+
+
+def csv_headers(result: Trend) -> list[str]:
+    if all(cell.key.kind == SPEED for cell in result.cells):
+        return CSV_HEADERS
+    at = CSV_HEADERS.index("cpu") + 1
+    return CSV_HEADERS[:at] + KIND_HEADERS + CSV_HEADERS[at:]
+
+
 def csv_rows(result: Trend) -> list[list[Any]]:
     """One row per cell and segment; the step columns say how it changed from the segment before."""
     rows = []
+    kinds = len(csv_headers(result)) > len(CSV_HEADERS)
     for cell in result.cells:
         key = cell.key
+        kind = [key.kind, key.implementation or ""] if kinds else []
         for i, (segment, group) in enumerate(zip(result.segments, cell.groups)):
             if group is None:
                 continue
             step = cell.steps[i - 1] if i else None
             rows.append([result.host, key.algorithm, key.api or "", key.operation or "", key.threads,
-                         "" if key.block_size is None else key.block_size, key.cpu or "", cell.unit, segment.letter,
+                         "" if key.block_size is None else key.block_size, key.cpu or "", *kind, cell.unit,
+                         segment.letter,
                          segment.label, len(segment.runs), segment.first, segment.last, group.n,
                          "" if group.median is None else group.median,
                          "" if step is None or step.delta_pct is None else round(step.delta_pct, 3),
@@ -151,7 +170,7 @@ def document(result: Trend) -> Document:
         blocks.append(Lines([drift_sentence(result, d) for d in result.drifts], bullets=True,
                             title="runs outside their firmware's history (median robust z over the cells beyond "
                                   f"±{Z_THRESHOLD:g}):"))
-    return Document(blocks, data=to_json(result), flat=Table(CSV_HEADERS, csv_rows(result)))
+    return Document(blocks, data=to_json(result), flat=Table(csv_headers(result), csv_rows(result)))
 
 
 def render(result: Trend, fmt: str = "table") -> str:

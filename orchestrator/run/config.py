@@ -18,11 +18,12 @@ DEFAULT_IDLE_WAIT = 60  # seconds each host may take to be idle before its matri
 
 @dataclass(frozen=True)
 class PlanOptions:
-    """How each host's matrix is planned: the request, an optional time budget, the idle gate."""
+    """How each host's matrix is planned: the request, an optional time budget, the idle gate, the tunnels."""
 
     request: MatrixRequest = field(default_factory=MatrixRequest)
     budget_seconds: float | None = None
     idle_wait: int = DEFAULT_IDLE_WAIT
+    tunnels: tuple[str, ...] = ()  # the tunnel groups measured after the cells (run/tunnels.py's TUNNEL_GROUPS)
 
 
 @dataclass(frozen=True)

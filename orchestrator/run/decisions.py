@@ -15,8 +15,8 @@ from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
 from orchestrator.parse import protocol
 from orchestrator.run import stages, stranded
 from orchestrator.run.config import PlanOptions
-from orchestrator.run.fleet import (Collector, HostState, StepResult, fail, one_line, plan_for,
-                                    provisioning_decision)
+from orchestrator.run.fleet import (Collector, HostState, StepResult, fail, install_script, one_line, plan_for,
+                                    provisioning_decision, tunnel_packages)
 from orchestrator.run.flow import (DETECT_RETRY_WAITS, DIED_RECHECK, PROGRESS_WAITS, RETRY_WAITS,
                                    TRANSIENT_SSH, HostFlow, Phase, Schedule, deadline_after, judge_poll, progress_wait)
 from orchestrator.run.hostlink import Outcome
@@ -134,8 +134,9 @@ class Decisions:
         state.provision = provisioning_decision(state, no_provision=self.no_provision, upgrade=self.upgrade)
         if state.result.status != HOST_OK:
             return None
-        if state.provision and self.bench:
-            return Step(Stage.INSTALL, state.provision.install, time.monotonic())
+        state.tunnel_install = tunnel_packages(state, self.options.tunnels, no_provision=self.no_provision)
+        if (state.provision or state.tunnel_install) and self.bench:
+            return Step(Stage.INSTALL, install_script(state), time.monotonic())
         return self._plan(state)
 
     def _after_install(self, flow: HostFlow, _result: StepResult, now: float) -> Step | None:
@@ -165,8 +166,8 @@ class Decisions:
         if self.collector.store_results:  # read back should this run die before its run.json is whole
             stranded.save_plan(self.collector.run_dir, state.dir_name, plan)
         progress = self.collector.view.host(state.name)
-        progress.planned = {c.id: c.seconds for c in plan.cells}
-        progress.total = len(plan.cells)
+        progress.planned = {c.id: c.seconds for c in plan.cells} | {t.id: t.eta_seconds for t in plan.tunnels}
+        progress.total = len(plan.cells) + len(plan.tunnels)
         wait = 0  # the launch waits for a short matrix when the task may wait anyway: one poll fewer, none early
         if self.may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH:
             wait = int(plan.eta_seconds * 1.5 + FIRST_POLL_MARGIN + 5)

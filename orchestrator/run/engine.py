@@ -38,7 +38,7 @@ from orchestrator.run.config import RunConfig
 from orchestrator.run.fleet import Collector, HostState, fail, no_hosts_reason, one_line
 from orchestrator.run.flow import (NO_ANSWER, NO_ANSWER_WORKER, PROGRESS_WAITS, HostFlow, Transport, interrupted_stage,
                                    left_on_hosts, say_unsaved, wait_until)
-from orchestrator.run.hostlink import HostLink, Outcome
+from orchestrator.run.hostlink import HostLink, Outcome, close_master
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.inventory import vault_hint
 from orchestrator.run.runner import CLEANUP_PLAYBOOK, DEFAULT_FORKS, PROXY_CLOSED, Driver, HostEvent, Interrupt
@@ -244,6 +244,7 @@ class Engine:
                     flow.direct = None
                 if flow.step is step:
                     self._guarded_report(flow, outcome)
+            self._end_master_if_done(flow)
 
     def _ship(self, label: str, script: str) -> str:
         """A step's script as a file of the run's project dir (it travels to site workers), relative to it."""
@@ -297,8 +298,18 @@ class Engine:
         """May a task wait for its host's next step? Only when no other host can want its worker meanwhile."""
         return self._holding and 0 < self._play_hosts <= (self.driver.forks or DEFAULT_FORKS)
 
+    def _end_master_if_done(self, flow: HostFlow | None) -> None:
+        """A finished host's SSH master ended now (hostlink.close_master): left to ControlPersist it would hold its
+        memory for a minute more, and a fleet larger than --forks, launched then polled, holds one per host."""
+        with self._lock:
+            argv = flow.direct if flow is not None and flow.step is None and flow.state.finished else None
+        if argv:
+            close_master(argv)
+
     def _on_event(self, event: HostEvent) -> None:
         """An Ansible event of the step task: a start, a socket task's end, or a site worker's host's one step."""
+        if event.kind == "ok":  # a task's end: its steps' session is closed, the SSH master idle
+            self._end_master_if_done(self.flows.get(event.host))
         with self._lock:
             flow = self.flows.get(event.host)
             if event.kind == "start":

@@ -12,17 +12,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import store
+from orchestrator import kinds, store
 from orchestrator.evidence import clusters, validity
 from orchestrator.parse import protocol
-from orchestrator.run import budget, matrix, platforms
+from orchestrator.run import budget, matrix, platforms, tunnels
 from orchestrator.run.matrix import CellPlan, HostPlan, MatrixRequest
-from orchestrator.model import (ERROR, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, UNSUPPORTED, HostResult,
-                                Measurement, OpenSSLBuild, Run)
+from orchestrator.model import (ERROR, FORWARD, HOST_FAILED, HOST_OK, HOST_UNREACHABLE, INCOMPLETE, SPEED, TUNNEL,
+                                UNSUPPORTED, HostResult, InstalledPackage, Measurement, OpenSSLBuild, ParsedLog, Run)
 from orchestrator.evidence.conditions import read_snapshot_lines
 from orchestrator.parse.cpuinfo import parse_cpuinfo
 from orchestrator.parse.osinfo import detect_os
-from orchestrator.parse.speed import parse_openssl_build, parse_speed
+from orchestrator.parse.packages import installed_versions
+from orchestrator.parse.speed import parse_openssl_build
+from orchestrator.parse.tunnel import TunnelOutput, algorithm_of
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.config import PlanOptions, RunConfig
 from orchestrator.run.inventory import vault_hint
@@ -59,6 +61,8 @@ class HostState:
     budget: budget.BudgetPlan | None = None
     conditions_texts: dict[str, str] = field(default_factory=dict)  # CONDITION_LOGS name -> text
     cell_results: dict[str, tuple[list[Measurement], str]] = field(default_factory=dict)  # id -> (records, evidence)
+    tunnel_tools: set[str] = field(default_factory=set)  # detect.sh's `tunnel tools`
+    tunnel_install: tuple[str, ...] = ()  # the tunnels' packages the install step adds
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ def apply_facts(state: HostState, detect_stdout: str) -> None:
     state.package_managers = [line.strip() for line in sections.get("package managers", "").splitlines()
                               if line.strip()]
     state.logical_cpus = _first_int(sections.get("nproc")) or state.result.cpu.logical_cpus
+    state.tunnel_tools = {line.strip() for line in sections.get("tunnel tools", "").splitlines() if line.strip()}
     topology = read_snapshot_lines(sections.get("cpu clusters", "").splitlines(), "detect")
     state.pins, state.pin_note = clusters.host_pins(topology, state.result.cpu)
 
@@ -115,6 +120,35 @@ def provisioning_decision(state: HostState, *, no_provision: bool, upgrade: bool
     return manager
 
 
+def tunnel_packages(state: HostState, groups: tuple[str, ...], *, no_provision: bool) -> tuple[str, ...]:
+    """The tunnels' packages to install: none when no tunnel is asked for, --no-provision, no package manager
+    sslbench knows, or every tool the tunnels asked for is there (tunnel.sh says what a host still lacks)."""
+    manager = platforms.choose_package_manager(state.package_managers)
+    if not groups or no_provision or manager is None or manager.tunnels is None:
+        return ()
+    needed = {"ip-netns", "iperf3"} | ({"wg"} if "wireguard" in groups else set()) | (
+        {"openvpn"} if "openvpn" in groups else set())
+    return () if needed <= state.tunnel_tools else manager.tunnels.packages(groups)
+
+
+def install_script(state: HostState) -> str:
+    """The install step: OpenSSL (its failure fails the host), the tunnels' packages (theirs is said, and the
+    tunnels then say what they lack), then the versions now installed, after protocol.INSTALLED."""
+    manager = state.provision or platforms.choose_package_manager(state.package_managers)
+    parts = [f"{state.provision.install} || exit $?"] if state.provision else []
+    if state.tunnel_install and manager and manager.tunnels:
+        parts.append(f"{manager.tunnels.add} {' '.join(state.tunnel_install)} || "
+                     "echo 'sslbench: not every tunnel package installed' >&2")
+    asked = installed_names(state)
+    if manager and manager.tunnels and asked:
+        parts.append(f"echo; echo {protocol.INSTALLED}; {manager.tunnels.query} {' '.join(asked)} 2>/dev/null; :")
+    return "\n".join(parts) + "\n"
+
+
+def installed_names(state: HostState) -> tuple[str, ...]:
+    return ((state.provision.package,) if state.provision else ()) + state.tunnel_install
+
+
 def fail(state: HostState, status: str, reason: str) -> None:
     if state.result.status == HOST_OK:
         state.result.status, state.result.reason = status, reason
@@ -122,7 +156,8 @@ def fail(state: HostState, status: str, reason: str) -> None:
 
 def cell_measurements(cell: CellPlan, text: str, openssl_version: str | None, rc: int | None = None) -> list[Measurement]:
     """The records of one cell's log; a cell openssl refused becomes unsupported with openssl's words."""
-    parsed = parse_speed(text, threads=cell.threads, api=cell.api, algorithm=cell.algorithm)
+    parse = kinds.hook(kinds.get(SPEED).parser)  # the speed kind's parser (orchestrator/kinds/speed.py)
+    parsed: ParsedLog = parse(text, threads=cell.threads, api=cell.api, algorithm=cell.algorithm)
     found = []
     for m in parsed.measurements:
         if cell.sizes and m.block_size is not None and m.block_size not in cell.sizes:
@@ -241,7 +276,8 @@ class Collector:
         if event.kind == "start" and progress.phase == "waiting":
             progress.phase, changed = "detect", True
         if event.kind == "ok" and event.task == Stage.INSTALL.value:
-            progress.phase, progress.message, changed = "provision", "OpenSSL installed", True
+            progress.phase, progress.message, changed = "provision", "packages installed", True
+            self._installed(state, event.stdout)
         # a launch or poll: one failed step is not the end of a host (orchestrator/run/engine.py retries)
         engines = bench_phase and event.kind in ("unreachable", "failed") and not event.ignored
         if event.kind == "unreachable" and not engines:
@@ -272,6 +308,9 @@ class Collector:
                 self._store(state, f"{cell_id}.txt", text)
                 state.conditions_texts[cell_id] = text
             return
+        if any(t.id == cell_id for t in state.plan.tunnels):
+            self._tunnel_log(state, cell_id, text)
+            return
         cell = next((c for c in state.plan.cells if c.id == cell_id), None)
         if cell is None or not matrix.SAFE_TOKEN.match(cell_id):
             return  # only files the plan named: a host cannot choose our file names
@@ -283,6 +322,33 @@ class Collector:
         state.cell_results[cell_id] = (found, evidence)
         state.cells_done.add(cell_id)
         if self.store_results and not state.finished:  # kept at once: a run killed later still has this cell
+            store.save_unfinished_host(self.run_dir, state.dir_name, state.result)
+
+    @staticmethod
+    def _installed(state: HostState, stdout: str) -> None:
+        """run.json's record of what the install step installed, by which manager, at which version: the packages
+        the manager then lists (one it could not install, missing from its repositories, is not there)."""
+        manager = state.provision or platforms.choose_package_manager(state.package_managers)
+        versions = installed_versions(protocol.installed_part(stdout), installed_names(state))
+        state.result.installed = [InstalledPackage(name, versions[name], manager.name if manager else None)
+                                  for name in installed_names(state) if name in versions]
+
+    def _tunnel_log(self, state: HostState, tunnel_id: str, text: str) -> None:
+        """A measured tunnel's log (tunnel.sh's output): stored raw beside the cells' logs, read into the host's
+        measurements, tunnel methods and evidence."""
+        self._store(state, f"{tunnel_id}.log", text)
+        parse = kinds.hook(kinds.get(TUNNEL).parser)  # the tunnel kind's parser: parse/tunnel.py's parse_tunnel
+        found: TunnelOutput = parse(text)
+        if not found.measurements:  # the script said nothing readable: the host's words stay in the log
+            name, implementation = algorithm_of(tunnel_id.removeprefix(tunnels.PREFIX))
+            found.measurements.append(Measurement(algorithm=name, operation=FORWARD, status=ERROR, kind=TUNNEL,
+                                                  implementation=implementation,
+                                                  reason=f"tunnel.sh printed no result: {one_line(text, 2)}"))
+        state.result.measurements.extend(found.measurements)
+        state.result.tunnels.extend(found.methods)
+        state.result.tunnel_evidence.extend(found.evidence)
+        state.cells_done.add(tunnel_id)
+        if self.store_results and not state.finished:
             store.save_unfinished_host(self.run_dir, state.dir_name, state.result)
 
     def _store(self, state: HostState, name: str, text: str) -> None:
@@ -310,10 +376,11 @@ class Collector:
             if state.plan is None:  # detect or provision: nothing measured, and not a good host either
                 fail(state, HOST_FAILED, reason_if_unfinished)
         if state.plan is not None:
-            missing = [c for c in state.plan.cells if c.id not in state.cells_done]
+            planned = [c.id for c in state.plan.cells] + [t.id for t in state.plan.tunnels]
+            missing = [i for i in planned if i not in state.cells_done]
             if missing and state.result.status == HOST_OK:
                 fail(state, HOST_FAILED, reason_if_unfinished or
-                     f"{len(missing)} of {len(state.plan.cells)} cells did not finish")
+                     f"{len(missing)} of {len(planned)} cells did not finish")
             if missing:
                 state.result.flags.append(INCOMPLETE)
             judge_conditions(state)
@@ -353,9 +420,12 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
     if isinstance(options, MatrixRequest):
         options = PlanOptions(request=options)
 
+    plan_host = kinds.hook(kinds.get(SPEED).planner)  # the speed kind's planner: run/matrix.py's plan_host
+
     def planner(request: MatrixRequest) -> HostPlan:
-        return matrix.plan_host(state.name, request, openssl_version=state.result.openssl.version or
-                                state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
+        plan: HostPlan = plan_host(state.name, request, openssl_version=state.result.openssl.version or
+                                   state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
+        return plan
 
     if options.budget_seconds is None:
         plan = planner(options.request)
@@ -369,6 +439,9 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
                                                                          for cpu, label in state.pins))
     elif state.pin_note:
         plan.notes.append(state.pin_note)
+    plan_tunnels = kinds.hook(kinds.get(TUNNEL).planner)  # the tunnel kind's planner: run/tunnels.py's
+    plan.tunnels = plan_tunnels(options.tunnels, logical_cpus=state.logical_cpus,
+                                seconds=options.request.seconds, repeat=options.request.repeat)
     state.plan = plan
     state.result.measurements.extend(plan.unsupported)
     return plan
@@ -402,8 +475,11 @@ def record_matrix(run: Run, config: RunConfig, plans: dict[str, tuple[HostState,
     record["hosts"] = {name: {"openssl": plan.capabilities.label, "cells": [c.to_dict() for c in plan.cells],
                               "eta_seconds": plan.eta_seconds, "notes": plan.notes,
                               "pins": [list(p) for p in state.pins],
-                              **({"budget": state.budget.to_dict()} if state.budget else {})}
+                              **({"budget": state.budget.to_dict()} if state.budget else {}),
+                              **({"tunnels": [t.to_dict() for t in plan.tunnels]} if plan.tunnels else {})}
                        for name, (state, plan) in plans.items()}
+    if config.plan.tunnels:
+        record["tunnels"] = list(config.plan.tunnels)
     if config.workers:
         record["workers"] = {w.name: {"ssh": w.ssh, "hosts": w.hosts} for w in config.workers}
         record["host_workers"] = dict(sorted(host_worker.items()))

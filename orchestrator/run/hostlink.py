@@ -8,9 +8,12 @@ moment its next step is due. The socket lives in the run's private dir (mode 070
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
+import socket
 import socketserver
+import struct
 import subprocess
 import threading
 import time
@@ -87,6 +90,33 @@ def exec_step(argv: list[str], script: str, stop: Callable[[], bool]) -> Outcome
         return Outcome("unreachable", stdout=stdout,
                        stderr=f"Failed to connect to the host via ssh: {stderr.strip()}")
     return Outcome("ok" if proc.returncode == 0 else "failed", stdout=stdout, stderr=stderr, rc=proc.returncode)
+
+
+_MUX_HELLO, _MUX_TERMINATE = 0x00000001, 0x10000005  # OpenSSH's PROTOCOL.mux, version 4
+_CONTROL_PATH = re.compile(r'(?i)^ControlPath=(?:"(?P<quoted>[^"]*)"|(?P<bare>\S+))$')
+
+
+def close_master(argv: list[str]) -> bool:
+    """Ends the SSH master connection of a host's session command line (`ssh -O exit` without its process: the
+    master's control socket told to terminate, as PROTOCOL.mux says) once the host needs no more steps: left to
+    its ControlPersist it would hold its memory for that long after the host's last step, and a fleet launched,
+    then polled, would keep one per host. False where there is no master to end (no ControlPath, or one ssh
+    expands: %h, %C ...), or it did not answer."""
+    paths = [m.group("quoted") or m.group("bare") for m in map(_CONTROL_PATH.match, argv) if m]
+    if not paths or "%" in paths[-1] or not os.path.isabs(paths[-1]):
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as control:
+            control.settimeout(2.0)
+            control.connect(paths[-1])
+            control.sendall(_mux_message(_MUX_HELLO, 4) + _mux_message(_MUX_TERMINATE, 1))
+            return bool(control.recv(64))  # its hello: the reply to terminate follows, or the socket closes
+    except OSError:  # gone already (ControlPersist expired, the host's ssh died): nothing to end
+        return False
+
+
+def _mux_message(kind: int, value: int) -> bytes:
+    return struct.pack(">III", 8, kind, value)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):

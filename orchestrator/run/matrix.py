@@ -1,4 +1,5 @@
-"""What each host's OpenSSL can run, and the list of `openssl speed` cells it will run.
+"""What each host's OpenSSL can run, and the list of `openssl speed` cells it will run: the planner of the
+openssl-speed benchmark kind (orchestrator/kinds/speed.py names it, and gives the time of one timed run).
 
 Pure: version strings and user choices in, plain data out.  The cells become a text file
 (`id<TAB>pin<TAB>args` per line) that playbooks/files/sslbench-run.sh runs one by one; a cell the host's
@@ -10,9 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from orchestrator import kinds
 from orchestrator.errors import UserError
 from orchestrator.methods import FIXED_PUBKEY_SECONDS, FIXED_SECONDS
-from orchestrator.model import UNSUPPORTED, Measurement
+from orchestrator.model import SPEED, UNSUPPORTED, Measurement
+from orchestrator.run.tunnels import TunnelPlan
 
 DEFAULT_ALGORITHMS = (
     "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "sha256", "sha512",
@@ -210,10 +213,11 @@ class HostPlan:
     cells: list[CellPlan] = field(default_factory=list)
     unsupported: list[Measurement] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    tunnels: list[TunnelPlan] = field(default_factory=list)  # measured after the cells (run/tunnels.py)
 
     @property
     def eta_seconds(self) -> float:
-        return sum(c.seconds for c in self.cells)
+        return sum(c.seconds for c in self.cells) + sum(t.eta_seconds for t in self.tunnels)
 
 
 def resolve_threads(spec: Iterable[str], logical_cpus: int | None) -> list[int]:
@@ -260,7 +264,8 @@ def plan_host(host: str, request: MatrixRequest, *, openssl_version: str | None,
     # -elapsed: figures by wall clock, what the box delivered (openssl's default divides by its own user CPU
     # time, which reads high on a loaded box); the idle gate and the busy flag say when it was not a fair moment
     timing = ["-elapsed", *(["-seconds", str(seconds)] if seconds else [])]
-    planning = _Planning(plan, caps, pins, timing, seconds or FIXED_SECONDS, seconds or FIXED_PUBKEY_SECONDS,
+    planning = _Planning(plan, caps, pins, timing, kinds.get(SPEED).nominal_seconds(seconds),
+                         seconds or FIXED_PUBKEY_SECONDS,
                          request.sizes, *_size_runs(request.sizes, caps))
     for rep in range(request.repeat):
         for algo_name in request.algorithms:

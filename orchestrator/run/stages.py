@@ -18,9 +18,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator import kinds
+from orchestrator.model import TUNNEL
 from orchestrator.parse import protocol
 from orchestrator.run import platforms
 from orchestrator.run.matrix import HostPlan, cells_text
+from orchestrator.run.tunnels import tunnels_text
 from orchestrator.run.runner import PLAYBOOK_DIR
 
 # The playbook's one task, as Ansible's events name it
@@ -133,12 +136,18 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
         ' exit 1; }',
         'mkdir "$dir" "$dir/logs" "$dir/shipped" && cd "$dir" || cannot "the work dir"',
     ]
-    for name, text in (("run.sh", host_file("sslbench-run.sh")), ("conditions.sh", host_file("conditions.sh"))):
+    files = [("run.sh", host_file("sslbench-run.sh")), ("conditions.sh", host_file("conditions.sh"))]
+    if plan.tunnels:
+        # the tunnel kind's host script (orchestrator/kinds/tunnel.py names it)
+        files.append(("tunnel.sh", host_file(kinds.get(TUNNEL).script.removeprefix("files/"))))
+    for name, text in files:
         marker = HEREDOC.format(name.split(".")[0].upper())
         parts += [f"cat > {name} <<'{marker}' || cannot {name}", text.rstrip("\n"), marker]
     # lines of checked tokens (no backslash, no leading dash): the shell's own echo, no cat
     cells = shlex.quote(cells_text(plan.cells).rstrip("\n"))
     parts.append(f"echo {cells} > cells.txt || cannot cells.txt")
+    if plan.tunnels:
+        parts.append(f"echo {shlex.quote(tunnels_text(plan.tunnels).rstrip(chr(10)))} > tunnels.txt || cannot tunnels.txt")
     # run.sh read by this shell, not a new one: a process fewer on the host
     parts.append(f"set -- launch {shlex.quote(openssl)} {int(idle_max)}" + (f" {int(wait)}" if wait else ""))
     parts.append(". ./run.sh")

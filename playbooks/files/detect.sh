@@ -46,6 +46,12 @@ for pm in ${SSLBENCH_PACKAGE_MANAGERS:-}; do
         *) command -v "$pm" >/dev/null 2>&1 && echo "$pm" ;;
     esac
 done
+# what the measured tunnels need (playbooks/files/tunnel.sh): the tools, and an ip that has netns (BusyBox's has not)
+echo "@@sslbench:tunnel tools"
+for tool in ip iperf3 openvpn wg wireguard-go; do
+    command -v "$tool" >/dev/null 2>&1 && echo "$tool"
+done
+ip netns list >/dev/null 2>&1 && echo "ip-netns"
 # CPU clusters (big.LITTLE) in conditions.sh's format, so the controller can pin single-thread cells.
 echo "@@sslbench:cpu clusters"
 sys=${SSLBENCH_SYSROOT:-}/sys/devices/system/cpu  # SYSROOT: a fake tree in tests

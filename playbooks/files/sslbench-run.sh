@@ -15,7 +15,8 @@
 #                             goes again. A poll never removes the work dir: its answer may never be saved
 #   sh run.sh forget          remove the work dir of a finished (or stranded) run whose every log was shipped,
 #                             sent by the controller once it has saved them
-#   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller)
+#   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller), and a measured
+#                             tunnel's processes and namespaces (tunnel.sh cleanup)
 #   sh run.sh renew           renew the lease only (a launch asked again, its runner found)
 # The lease: the runner lives only as long as its controller wants it. Every command the controller sends with
 # SSLBENCH_LEASE="SERIAL TTL GRACE" renews it (file `lease`: those and the step's session, SSLBENCH_SESSION, the
@@ -162,7 +163,8 @@ watch_lease() {
 lapse() {
     echo "lapsed" >> progress
     stop_runner
-    rm -f conditions.sh cells.txt evidence.txt runner.out child.pid pid waited lease progress.sent watchdog.pid ./*.log
+    rm -f conditions.sh tunnel.sh cells.txt evidence.txt runner.out child.pid pid waited lease progress.sent watchdog.pid \
+        ./*.log
     set -- logs/* shipped/*
     for _log do
         if [ -f "$_log" ]; then
@@ -234,6 +236,9 @@ run_cells() {
     { [ -d logs ] && [ -d shipped ]; } || mkdir -p logs shipped
     total=0
     while read -r _cell; do [ -n "$_cell" ] && total=$((total + 1)); done < cells.txt
+    if [ -f tunnels.txt ]; then
+        while read -r _cell; do [ -n "$_cell" ] && total=$((total + 1)); done < tunnels.txt
+    fi
     k=0
     child=
     # not HUP: the launch ignored it (a hang-up of the SSH session that launched the run must not stop it), and
@@ -290,12 +295,36 @@ run_cells() {
         move_log "$id"
         echo "done $k $total $id $rc" >> progress
     done < cells.txt
+    [ -f tunnels.txt ] && run_tunnels "$openssl_bin"
     if [ -n "$cond" ]; then
         : > conditions-after.log
         conditions_log conditions-after conditions-after after
         move_log conditions-after
     fi
     echo "finished $total" >> progress
+}
+
+# run_tunnels OPENSSL: the measured tunnels (tunnels.txt: `id<TAB>tunnel seconds streams repeats`, checked tokens),
+# after the cells, each tunnel.sh's output a log of its own as a cell's; the namespaces are named by this work dir
+run_tunnels() {
+    SSLBENCH_OPENSSL=$1
+    export SSLBENCH_OPENSSL
+    tag=${PWD##*/sslbench.}
+    while IFS="$tab" read -r id words; do
+        [ -n "$id" ] || continue
+        k=$((k + 1))
+        echo "start $k $total $id" >> progress
+        : > "$id.log"
+        log_begin "$id" "$id"
+        set -f
+        # shellcheck disable=SC2086  # words: the controller's checked tokens
+        step sh ./tunnel.sh measure "$PWD" "$tag" $words < /dev/null >> "$id.log" 2>&1
+        rc=$?
+        set +f
+        log_end "$id" "$id"
+        move_log "$id"
+        echo "done $k $total $id $rc" >> progress
+    done < tunnels.txt
 }
 
 ship_logs() {
@@ -430,6 +459,8 @@ stop_runner() {
             sleep 1
         done
     fi
+    # a measured tunnel's processes and namespaces, whether or not its script could clean up after itself
+    [ ! -f tunnel.sh ] || sh ./tunnel.sh cleanup "$PWD" >/dev/null 2>&1
 }
 
 echo ""

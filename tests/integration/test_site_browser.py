@@ -1,6 +1,10 @@
 """The site of `sslbench publish` in a real headless Chromium, from file:// and from a loopback web server:
-every page's images load, every link resolves, nothing is cut off (no page wider than the window, no box clipping
-its text), and the screenshots show the plots.
+every page's images load, every link within the site resolves and every link out of it is a plain http(s) link that
+cannot reach back (rel="noopener"), nothing is cut off (no page wider than the window, no box clipping its text),
+every comparison chart has a bar in colour for each host of its page (read from the image's pixels in the page),
+the index reads at 1280 px and at a phone's 390 px without sideways scrolling, a click on a column's name sorts it,
+and the screenshots show the plots. Screenshots are kept under pytest's tmp dir (their paths printed; also copied
+to $SSLBENCH_KEEP_SCREENSHOTS when set).
 
 Not a rig test: it needs only Debian's `chromium` (tests/rig/packages.txt). Chromium is driven through its DevTools
 protocol over a pipe (--remote-debugging-pipe: JSON messages ending in NUL on file descriptors 3 and 4), from the
@@ -26,7 +30,8 @@ from typing import Any, Iterator
 import pytest
 
 from orchestrator import reference, store
-from orchestrator.render import site
+from orchestrator.model import FORWARD, TUNNEL, Measurement
+from orchestrator.render import site, site_plots
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -35,6 +40,39 @@ pytestmark = [
                        reason="chromium is not installed (apt-get install chromium)"),
 ]
 WIDTH = 1280
+PHONE = 390
+
+# A comparison chart's bars of one colour, counted from the image's pixels inside the page (same origin: served
+# over http): runs of image rows with at least 6 pixels of that colour side by side.
+BARS = """
+((src, rgb) => {
+  const img = [...document.images].find(i => i.getAttribute('src') === src);
+  const canvas = document.createElement('canvas');
+  canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+  const context = canvas.getContext('2d');
+  context.drawImage(img, 0, 0);
+  const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  let bars = 0, before = false;
+  for (let y = 0; y < canvas.height; y++) {
+    let run = 0, found = false;
+    for (let x = 0; x < canvas.width && !found; x++) {
+      const at = (y * canvas.width + x) * 4;
+      const near = Math.abs(data[at] - rgb[0]) < 8 && Math.abs(data[at + 1] - rgb[1]) < 8 && Math.abs(data[at + 2] - rgb[2]) < 8;
+      run = near ? run + 1 : 0;
+      found = run >= 6;
+    }
+    if (found && !before) bars++;
+    before = found;
+  }
+  return bars;
+})
+"""
+
+# The index's rows as the reader sees them: each row's host and the data-sort of one column.
+ROWS = """
+((column) => [...document.querySelectorAll('table.sortable tbody tr')].map(r => [r.cells[0].textContent.trim(),
+  r.cells[column].getAttribute('data-sort') ?? r.cells[column].textContent.trim()]))
+"""
 
 CHECK = """
 (async () => {
@@ -54,6 +92,7 @@ CHECK = """
     if (el.tagName === 'IMG' && (box.width < 50 || box.height < 20)) cut.push('image shown too small: ' + el.getAttribute('src'));
   }
   return {title: document.title, images: images.length, broken, cut, links: [...document.links].map(a => a.href),
+          rels: Object.fromEntries([...document.links].map(a => [a.href, a.rel])),
           height: document.documentElement.scrollHeight};
 })()
 """
@@ -125,13 +164,32 @@ class Chromium:
         value = self.call("Runtime.evaluate", session=True, expression=CHECK, awaitPromise=True, returnByValue=True)
         return value["result"]["value"]
 
-    def screenshot(self, height: int) -> bytes:
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=WIDTH, height=min(height, 16000),
-                  deviceScaleFactor=1, mobile=False)
+    def screenshot(self, height: int, width: int = WIDTH) -> bytes:
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=min(height, 16000),
+                  deviceScaleFactor=1, mobile=width < 600)
         data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=WIDTH, height=900, deviceScaleFactor=1,
-                  mobile=False)
+        self.resize(width)
         return base64.b64decode(data)
+
+    def resize(self, width: int) -> None:
+        """The window `width` px wide (a phone's below 600 px: mobile emulation, as a phone lays a page out)."""
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=900, deviceScaleFactor=1,
+                  mobile=width < 600)
+
+    def evaluate(self, expression: str) -> Any:
+        answer = self.call("Runtime.evaluate", session=True, expression=expression, awaitPromise=True,
+                           returnByValue=True)
+        if "exceptionDetails" in answer:
+            raise RuntimeError(f"{expression[:60]}: {answer['exceptionDetails']}")
+        return answer["result"]["value"]
+
+    def click(self, selector: str) -> None:
+        """A real mouse click (pressed and released) in the middle of the element."""
+        box = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
+                            " const b = e.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()")
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", session=True, type=kind, x=box[0], y=box[1], button="left",
+                      clickCount=1)
 
     def close(self) -> None:
         try:
@@ -149,12 +207,22 @@ class Chromium:
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory, fleet_history) -> Path:
-    """A site of 60 nights of 6 hosts over 6 firmware versions (the benchmark store's generator, smaller)."""
+    """A site of 60 nights of 6 hosts over 6 firmware versions (the benchmark store's generator, smaller), one host
+    with a measured WireGuard tunnel and a host name longer than any column."""
     results = tmp_path_factory.mktemp("results")
     fleet_history.generate(results, runs=60, hosts=6)
+    runs = store.load_all(results)
+    latest = runs[-1].hosts[0]
+    latest.measurements += [Measurement("wireguard", None, rate, FORWARD, None, 1, kind=TUNNEL,
+                                        implementation="kernel", repeat=i) for i, rate in enumerate((95e6, 97e6))]
+    long_name = "gateway-in-the-basement-rack-of-the-second-building-" * 2
+    for run in runs:
+        for host in run.hosts:
+            if host.host == runs[-1].hosts[1].host:
+                host.host = long_name
     out = tmp_path_factory.mktemp("site")
     known, _ = reference.known_run()
-    site.publish(store.load_all(results), out, known)
+    site.publish(runs, out, known)
     return out
 
 
@@ -169,8 +237,11 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
 
 @pytest.fixture(scope="module")
 def server(published: Path) -> Iterator[str]:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(published))
-    handler.log_message = lambda *args: None  # type: ignore[assignment]
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+            pass
+
+    handler = functools.partial(Quiet, directory=str(published))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -186,8 +257,12 @@ def pages(published: Path) -> list[str]:
     return names
 
 
-def resolves(link: str, base: str) -> bool:
+def resolves(link: str, base: str, rel: str) -> bool:
+    """A link of the site is a file of it; a link out of it (a known board's source) a plain http(s) address that
+    opens without a way back into the site. Links out are not fetched: tests reach no address but loopback."""
     url = urllib.parse.urlsplit(link)
+    if url.scheme in ("http", "https") and url.netloc and not link.startswith(base):
+        return "noopener" in rel.split()
     if url.scheme == "file":
         return Path(urllib.parse.unquote(url.path)).is_file()
     if link.startswith(base):
@@ -199,7 +274,7 @@ def resolves(link: str, base: str) -> bool:
 @pytest.mark.parametrize("where", ["file", "http"])
 def test_every_page_loads_its_images_resolves_its_links_and_cuts_nothing_off(published, browser, server, where):
     base = published.as_uri() + "/" if where == "file" else server
-    seen_links: set[str] = set()
+    seen_links: dict[str, str] = {}
     for name in pages(published):
         found = browser.open(base + name)
         assert found["title"], name
@@ -207,17 +282,85 @@ def test_every_page_loads_its_images_resolves_its_links_and_cuts_nothing_off(pub
         assert found["cut"] == [], f"{name}: {found['cut'][:5]}"
         if name.startswith(("host-", "compare-")):
             assert found["images"] >= 1, name
-        seen_links.update(found["links"])
-    unresolved = [link for link in sorted(seen_links) if not resolves(link, base)]
+        seen_links.update(found["rels"])
+    unresolved = [link for link in sorted(seen_links) if not resolves(link, base, seen_links[link])]
     assert unresolved == []
     assert len(seen_links) > 10
+    assert any(link.startswith("https://github.com/") for link in seen_links)  # the known boards' sources
+
+
+def test_every_comparison_chart_holds_the_hosts_of_its_page(published, browser, server):
+    host_colour = [int(site_plots.BAR_COLOR[i:i + 2], 16) for i in (1, 3, 5)]
+    charts = 0
+    for name in (n for n in pages(published) if n.startswith("compare-")):
+        browser.open(server + name)
+        hosts = browser.evaluate("new Set([...document.querySelectorAll('td a[href^=\"host-\"]')]"
+                                 ".map(a => a.getAttribute('href'))).size")
+        src = browser.evaluate("document.querySelector('figure img').getAttribute('src')")
+        bars = browser.evaluate(f"{BARS}({json.dumps(src)}, {json.dumps(host_colour)})")
+        assert bars == hosts, f"{name}: {bars} bars in colour for {hosts} hosts"
+        charts += 1
+    assert charts >= 5
+
+
+@pytest.mark.parametrize("width", [WIDTH, PHONE])
+def test_the_index_reads_at_a_desktop_and_a_phone_width(published, browser, width, tmp_path):
+    browser.resize(width)
+    try:
+        found = browser.open(published.as_uri() + "/index.html")
+        assert found["cut"] == [], found["cut"][:5]
+        assert browser.evaluate("document.documentElement.scrollWidth") <= width
+        table = browser.evaluate("(() => { const b = document.querySelector('table.sortable').getBoundingClientRect();"
+                                 " return [b.left, b.right]; })()")
+        assert 0 <= table[0] and table[1] <= width
+        shot = tmp_path / f"index-{width}.png"
+        shot.write_bytes(browser.screenshot(found["height"], width))
+        print(f"screenshot: {shot}")
+        keep(shot)
+    finally:
+        browser.resize(WIDTH)
+
+
+def numbers(rows: list[list[str]]) -> list[float]:
+    return [float(value) for _, value in rows if value != ""]
+
+
+@pytest.mark.parametrize("width", [WIDTH, PHONE])
+def test_a_click_on_a_column_name_sorts_the_index(published, browser, width):
+    browser.resize(width)
+    try:
+        browser.open(published.as_uri() + "/index.html")
+        headers = browser.evaluate("[...document.querySelectorAll('table.sortable th')].map(t => t.textContent)")
+        column = headers.index("AES-GCM, 1 core")
+        before = browser.evaluate(f"{ROWS}({column})")
+        browser.click(f"table.sortable th:nth-child({column + 1}) button")
+        ascending = browser.evaluate(f"{ROWS}({column})")
+        assert sorted(ascending) == sorted(before) and numbers(ascending) == sorted(numbers(ascending))
+        browser.click(f"table.sortable th:nth-child({column + 1}) button")
+        descending = browser.evaluate(f"{ROWS}({column})")
+        assert numbers(descending) == sorted(numbers(ascending), reverse=True)
+        assert numbers(descending) != numbers(before) or numbers(ascending) != numbers(before)
+        tunnel = headers.index("VPN tunnel, measured")
+        browser.click(f"table.sortable th:nth-child({tunnel + 1}) button")
+        rows = browser.evaluate(f"{ROWS}({tunnel})")
+        assert rows[0][1] != "" and all(value == "" for _, value in rows[1:])  # the measured one first, dashes last
+        browser.click("table.sortable th:nth-child(1) button")
+        hosts = [host for host, _ in browser.evaluate(f"{ROWS}(0)")]
+        assert hosts == sorted(hosts, key=str.casefold) or hosts == sorted(hosts)
+    finally:
+        browser.resize(WIDTH)
+
+
+def keep(shot: Path) -> None:
+    if os.environ.get("SSLBENCH_KEEP_SCREENSHOTS"):
+        shutil.copy(shot, Path(os.environ["SSLBENCH_KEEP_SCREENSHOTS"]) / shot.name)
 
 
 def test_screenshots_show_the_plots_and_sparklines(published, browser, tmp_path):
     import matplotlib.image
     import numpy as np
 
-    for name in ("index.html", next(p for p in pages(published) if p.startswith("host-"))):
+    for name in ("index.html", next(p for p in pages(published) if p.startswith("host-")), "compare-aes-128-cbc.html"):
         found = browser.open(published.as_uri() + "/" + name)
         png = browser.screenshot(found["height"])
         shot = tmp_path / f"{name}.png"
@@ -226,9 +369,11 @@ def test_screenshots_show_the_plots_and_sparklines(published, browser, tmp_path)
         assert pixels.shape[1] == WIDTH
         blue = np.all(np.abs(pixels - np.array((31, 119, 180))) < 12, axis=-1)  # the first firmware's colour
         rows = np.where(blue.any(axis=1))[0]
+        print(f"screenshot: {shot}")
+        keep(shot)
         if name == "index.html":  # a sparkline per host
             assert blue.sum() > 100 and rows[-1] - rows[0] > 100, name
+        elif name.startswith("compare-"):  # the hosts' bars
+            assert blue.sum() > 2000, name
         else:  # the first firmware's points in every plot, down the page
             assert blue.sum() > 300 and rows[-1] - rows[0] > 1000, name
-        if os.environ.get("SSLBENCH_KEEP_SCREENSHOTS"):
-            shutil.copy(shot, Path(os.environ["SSLBENCH_KEEP_SCREENSHOTS"]) / shot.name)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The scale fleet: many cheap loopback routers for measuring what a run of N hosts costs the controller.
 
-    scale.py up N        N hosts (1..254) on 127.0.1.1 .. 127.0.1.N port 2222, inventory state/scale-inventory.yml
+    scale.py up N        N hosts (1..1000) on 127.0.1.1 .. 127.0.1.254, then 127.0.2.1 ... (254 a /24), port 2222,
+                         inventory state/scale-inventory.yml
                          (--nice-cells: their `openssl speed` at nice 19)
     scale.py down        stop them all, unmount
     scale.py status      how many answer
@@ -31,11 +32,11 @@ KEYS = rig.KEYS / "scale"
 INVENTORY = rig.STATE / "scale-inventory.yml"
 KNOWN_HOSTS = rig.STATE / "scale-known_hosts"
 NICE_OPENSSL = rig.CACHE / "scale-nice-openssl"  # up --nice-cells: bound over every host's openssl
-MAX_HOSTS = 254
+MAX_HOSTS = 1000  # (a thousand boards: the fleet issue 39 measures)
 
 
 def address(n: int) -> str:
-    return f"127.0.1.{n}"
+    return f"127.0.{1 + (n - 1) // 254}.{1 + (n - 1) % 254}"
 
 
 def name(n: int) -> str:
@@ -100,7 +101,7 @@ def start(n: int, base: Path, nice_cells: bool = False) -> None:
 
 
 def running() -> list[int]:
-    return sorted(int(p.stem[len("scale"):]) for p in rig.RUN.glob("scale[0-9][0-9][0-9].pid"))
+    return sorted(int(p.stem[len("scale"):]) for p in rig.RUN.glob("scale[0-9]*.pid"))
 
 
 def cmd_up(args: argparse.Namespace) -> int:

@@ -140,7 +140,7 @@ def fleet_runs() -> list[Run]:
 
 
 def save(runs: list[Run], results: Path) -> Path:
-    for run in runs:
+    for run in sorted(runs, key=lambda r: r.created):  # written as they were made: the journal keeps that order
         store.save_run(store.new_run_dir(results, run.run_id), run)
     return results
 

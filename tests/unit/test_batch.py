@@ -77,3 +77,34 @@ def test_no_worker_processes_possible_parses_here(monkeypatch):
     monkeypatch.setattr(batch, "ProcessPoolExecutor", no_semaphores)
     parsed = batch.parse_many(TEXTS, jobs=2)
     assert [log.to_dict() for log in parsed] == [parse_console(text).to_dict() for text in TEXTS]
+
+
+def pid_and_items(items):
+    return [os.getpid(), list(items)]
+
+
+def test_chunks_come_back_whole_and_in_order_from_the_workers(monkeypatch):
+    monkeypatch.setattr(batch, "MIN_LOGS_PER_WORKER", 10)
+    items = list(range(1000))
+    chunks = list(batch.chunks_in_workers(pid_and_items, items, jobs=2))
+    assert len(chunks) == 2 * batch.CHUNKS_PER_WORKER
+    assert [item for _, part in chunks for item in part] == items
+    assert os.getpid() not in {pid for pid, _ in chunks}  # done in worker processes
+    assert list(batch.chunks_in_workers(pid_and_items, items[:15], jobs=2)) == [[os.getpid(), items[:15]]]  # small
+    assert list(batch.chunks_in_workers(pid_and_items, [], jobs=2)) == []
+
+
+PARENT = os.getpid()
+
+
+def dies_in_a_worker(items):
+    if os.getpid() != PARENT:
+        os._exit(9)  # as the kernel's OOM killer would end it
+    return pid_and_items(items)
+
+
+def test_chunks_of_a_killed_worker_are_done_here(monkeypatch):
+    monkeypatch.setattr(batch, "MIN_LOGS_PER_WORKER", 10)
+    chunks = list(batch.chunks_in_workers(dies_in_a_worker, list(range(100)), jobs=2))
+    assert [item for _, part in chunks for item in part] == list(range(100))
+    assert {pid for pid, _ in chunks} == {PARENT}

@@ -2,7 +2,7 @@
 from orchestrator.analysis import cells
 from orchestrator.analysis.cells import Key
 from orchestrator.evidence import validity
-from orchestrator.model import HostResult, Measurement, Run
+from orchestrator.model import SPEED, HostResult, Measurement, Run
 
 
 def tp(value, *, block=1024, threads=1, cpu=None, api="evp", **extra):
@@ -13,7 +13,9 @@ def tp(value, *, block=1024, threads=1, cpu=None, api="evp", **extra):
 def test_key_of_a_measurement_names_every_field():
     key = cells.key_of(tp(1.0, cpu="Cortex-A76"))
     assert key == Key("aes-256-gcm", "evp", None, 1, 1024, "Cortex-A76")
-    assert (key.algorithm, key.api, key.operation, key.threads, key.block_size, key.cpu) == tuple(key)
+    assert (key.algorithm, key.api, key.operation, key.threads, key.block_size, key.cpu, key.kind,
+            key.implementation) == tuple(key) == cells.key_of(tp(1.0, cpu="Cortex-A76"))
+    assert (key.kind, key.implementation) == (SPEED, None)
     sign = cells.key_of(Measurement("rsa2048", operation="sign", ops_per_second=100.0))
     assert sign == Key("rsa2048", None, "sign", 1, None) and sign.cpu is None
 

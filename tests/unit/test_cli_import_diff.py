@@ -104,7 +104,7 @@ def test_import_reads_a_log_saved_by_powershell_as_parse_does(tmp_path, capsys):
 
 
 def test_per_cluster_rows_of_one_log_are_cells_of_their_own_not_repeats():
-    from orchestrator.commands.import_logs import merge
+    from orchestrator.analysis.provenance import merge
     from orchestrator.model import Measurement, ParsedLog
 
     log = ParsedLog(measurements=[Measurement("aes-256-cbc", 16, 1e8, cpu="Cortex-A72"),

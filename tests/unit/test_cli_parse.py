@@ -173,3 +173,24 @@ def test_installed_console_script():
     assert json.loads(done.stdout)["measurements"][0]["algorithm"] == "chacha20-poly1305"
     done = subprocess.run([str(script), "parse", "/nonexistent.log"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("sslbench: ") and "Traceback" not in done.stderr
+
+
+def test_a_batch_says_its_notes_in_one_line_and_each_file_keeps_them_in_its_json(capsys, tmp_path):
+    # 1,000+ files (worker processes), a third with a part openssl refused: one note line, not one per file
+    files = []
+    for i in range(1200):
+        path = tmp_path / f"{i:04d}.log"
+        path.write_text((SESSION if i % 3 == 1 else MULTI).read_text())
+        files.append(path)
+    code, out, err = run(capsys, "--json", *files)
+    assert code == 0
+    objects = json.loads(out)
+    assert [o["file"] for o in objects] == [str(f) for f in files]
+    noted = [o["file"] for o in objects if o["skipped"]]
+    assert noted == [str(f) for i, f in enumerate(files) if i % 3 == 1]
+    assert all("Unknown algorithm chacha20-poly1305" in " ".join(o["skipped"]) for o in objects if o["skipped"])
+    [note] = err.splitlines()
+    assert note.startswith("note: 400 of 1200 files have parts that could not be read") and str(files[1]) in note
+    # one file: its own note, as before
+    code, out, err = run(capsys, "--json", SESSION)
+    assert code == 0 and err.startswith(f"note: {SESSION}: skipped ") and err.count("\n") == 1

@@ -103,6 +103,37 @@ def test_with_timestamps_every_run_is_a_point_at_its_time_for_backfill():
         assert float(sample.timestamp) in {dashboards.run_time(r) for r in runs}
     pi4_runs = {float(s.timestamp) for s in points if s.labels["host"] == "pi4"}
     assert len(pi4_runs) == 3  # January, March, and the repeats of the 11th
+    for (family, host, key, run_id), (labels, value, when) in want.items():
+        assert [s for s in samples_of(families, family) if s.labels == {**labels, "run": run_id}
+                and s.value == value and float(s.timestamp) == when], (host, key, run_id)
+
+
+def same_dated_runs() -> list[Run]:
+    """Two runs of one host given one time (two logs imported with the same --date), with other figures."""
+    first, second = hostile_run(), hostile_run()
+    second.run_id = "20260101T000000.000000Z-bbbb"
+    second.hosts[0].measurements = [Measurement("aes-256-gcm", 1024, 99.5, api="evp"),
+                                    Measurement("rsa2048", operation="sign", ops_per_second=2.0),
+                                    Measurement("sha256", 16, 7.0, api="legacy", cpu='cl "big"=1')]
+    return [first, second]
+
+
+def test_runs_of_the_same_time_stay_apart_in_backfill_and_line_protocol():
+    """Issue 38: two imports with one --date became one point (InfluxDB kept 3 of 6, --timestamps one run's)."""
+    runs = same_dated_runs()
+    families = list(openmetrics_families(dashboards.openmetrics(runs, timestamps=True)))
+    points = samples_of(families, THROUGHPUT) + samples_of(families, PUBLIC_KEY)
+    assert len(points) == 6
+    assert {(s.labels["run"], s.labels["algorithm"], s.value) for s in points} == {
+        (run.run_id, m.algorithm, m.bytes_per_second if m.operation is None else m.ops_per_second)
+        for run in runs for m in run.hosts[0].measurements}
+    assert len({s.labels["run"] for s in samples_of(families, RUN_TIME)}) == 2
+    lines = dashboards.influx(runs).splitlines()
+    # InfluxDB keeps one point per series (measurement and tag set) and time: all six must differ there
+    keys = {(parse_line(line)["measurement"], tuple(sorted(parse_line(line)["tags"].items())),
+             parse_line(line)["time"]) for line in lines}
+    assert len(lines) == len(keys) == 6
+    assert dashboards.influx(runs) == dashboards.influx(list(reversed(runs)))  # the same points, written again
 
 
 def hostile_run() -> Run:
@@ -141,13 +172,14 @@ def test_line_protocol_round_trips_every_figure_and_label():
         tags = point["tags"]
         by_ident[(point["measurement"], tags["host"], tags["algorithm"], tags.get("api", ""),
                   tags.get("operation", ""), tags["threads"], tags.get("block_size", ""), tags.get("cpu_cluster", ""),
-                  point["time"])] = point
-    for (family, host, key, _run), (labels, value, when) in want.items():
+                  tags["run"], point["time"])] = point
+    for (family, host, key, run_id), (labels, value, when) in want.items():
         measurement, field = dashboards.INFLUX[family]
         point = by_ident[(measurement, host, key.algorithm, key.api or "", key.operation or "", str(key.threads),
-                          "" if key.block_size is None else str(key.block_size), key.cpu or "",
+                          "" if key.block_size is None else str(key.block_size), key.cpu or "", run_id,
                           int(when) * 1_000_000_000)]
-        assert point["tags"] == {k: v for k, v in labels.items() if v}  # line protocol has no empty tag
+        # line protocol has no empty tag
+        assert point["tags"] == {k: v for k, v in {**labels, "run": run_id}.items() if v}
         assert point["fields"][field] == value and isinstance(point["fields"]["samples"], int)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from orchestrator import cli, store
 from orchestrator.analysis import diff
+from orchestrator.analysis.cells import Key
 from orchestrator.errors import UserError
 from orchestrator.model import HostResult, Measurement, OsFacts, Run
 from orchestrator.render import diff_table
@@ -22,7 +23,8 @@ def make_run(run_id, hosts, created="2026-01-01T00:00:00+00:00", matrix=None):
 
 
 def row_for(rows, **match):
-    found = [r for r in rows if all(getattr(r, k) == v for k, v in match.items())]
+    # a row's key fields are its cells.Key's
+    found = [r for r in rows if all(getattr(r.key if k in Key._fields else r, k) == v for k, v in match.items())]
     assert len(found) == 1, found
     return found[0]
 
@@ -69,7 +71,7 @@ def test_cells_are_split_by_api_threads_block_and_operation():
                           make_run("b", [HostResult("h", measurements=ms)]))
     assert len(rows) == 6
     sign = row_for(rows, algorithm="rsa2048", operation="sign")
-    assert (sign.unit, sign.old, sign.block_size) == ("ops/s", 300.0, None)
+    assert (sign.unit, sign.old, sign.key.block_size) == ("ops/s", 300.0, None)
     assert row_for(rows, api="evp", threads=1, block_size=1024).old == 1.5
 
 
@@ -220,7 +222,7 @@ def test_too_few_repeats_are_counted_per_cluster_and_noted_not_flagged():
 
     rows = diff.diff_runs(make_run("a", [board([100.0, 101.0], [40.0, 41.0])]),
                           make_run("b", [board([90.0, 91.0], [30.0, 31.0])]))
-    assert [(r.cpu, r.old_n, r.new_n, r.flags) for r in rows] == [("Cortex-A53", 2, 2, []), ("Cortex-A72", 2, 2, [])]
+    assert [(r.key.cpu, r.old_n, r.new_n, r.flags) for r in rows] == [("Cortex-A53", 2, 2, []), ("Cortex-A72", 2, 2, [])]
     assert "p=0.333 n=2+2" in diff_table.render(rows, "table")
     assert diff_table.notes(rows) == [
         "2 cells have fewer than 4 samples on a side: need >= 4 to detect a change at alpha 0.05"]

@@ -5,6 +5,7 @@ what is there."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from orchestrator.evidence import conditions as ev
 from orchestrator.evidence.clusters import detect_clusters, host_pins, pinning_held
-from orchestrator.evidence.records import IdleGate, Snapshot
+from orchestrator.evidence.records import IdleGate, IdleOutcome, Snapshot
 from orchestrator.evidence.validity import (StoredConditions, cell_verdict, crypto_evidence, host_verdict, measured_mhz,
                                             offline_cpus)
 
@@ -54,8 +55,24 @@ def test_a_snapshot_section_of_any_shape_gives_a_verdict_not_a_traceback(section
 def test_a_stored_idle_gate_of_any_shape_reads(key: str, odd: Any):
     stored = ev.parse_idle("@@ begin sslbench-idle 1 gate\nparams max=60\nsample waited=5 load1=112 "
                            "cpu_centicores=101\nidle no waited=60 reason=timeout\n@@ end sslbench-idle\n")
+    whole = IdleGate.from_dict(copy.deepcopy(stored))
     stored[key] = odd
-    host_verdict(BEFORE, AFTER, IdleGate.from_dict(stored))
+    gate = IdleGate.from_dict(stored)
+    # the damaged key reads as what it still says (a number stays a waited time, a string a reason) or as nothing;
+    # every other field reads as it did
+    expected = {
+        "idle": {"outcome": IdleOutcome.SKIPPED},  # decided (it waited) but says neither yes nor no
+        "samples": {"samples": []},
+        "notes": {"notes": []},
+        "params": {"params": {} if odd == {} else None},
+        "waited": {"waited": odd if type(odd) is int else None},
+        "reason": {"reason": odd if isinstance(odd, str) else None},
+    }[key]
+    assert gate == dataclasses.replace(whole, **expected)
+    # the gate said "not idle" (busy); a damaged sample list, note or reason leaves that standing, a damaged
+    # verdict leaves the host judged on its snapshots alone
+    flags = host_verdict(BEFORE, AFTER, gate).flags
+    assert flags == (["throttled", "hot"] if key == "idle" else ["busy", "throttled", "hot"])
 
 
 @pytest.mark.parametrize("part", ["run", "before", "after"])

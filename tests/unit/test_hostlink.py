@@ -1,6 +1,8 @@
 """hostlink.exec_step: a host's step run from the controller with its session's command line (no Ansible), against
 real processes: the local shell, and a real ssh that cannot connect."""
+import os
 import shutil
+import subprocess
 import socket
 import time
 
@@ -71,3 +73,50 @@ def test_a_task_whose_worker_dies_mid_line_is_dropped_without_a_traceback(tmp_pa
     finally:
         link.close()
     assert "Traceback" not in capfd.readouterr().err
+
+
+def _ssh_master(tmp_path):
+    """A real OpenSSH master connection (ControlPersist, as Ansible opens it) to a real sshd, run for this one
+    connection (-i, over ProxyCommand): the session command line a host's steps use, and its master's pid."""
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not shutil.which("ssh") or not os.path.exists(sshd) or os.geteuid() != 0:
+        pytest.skip("needs OpenSSH's ssh and sshd, as root")
+    for key in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / key)], check=True)
+    (tmp_path / "sshd_config").write_text(f"HostKey {tmp_path / 'host'}\nAuthorizedKeysFile {tmp_path / 'client.pub'}\n"
+                                          "StrictModes no\nPermitRootLogin yes\nUsePAM no\n")
+    control = tmp_path / "cp" / "a372d8ae7f"
+    control.parent.mkdir()
+    argv = ["ssh", "-F", "/dev/null", "-C", "-o", "ControlMaster=auto", "-o", "ControlPersist=60s",
+            "-o", f"IdentityFile=\"{tmp_path / 'client'}\"", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            "-o", f"ProxyCommand={sshd} -i -f {tmp_path / 'sshd_config'}",
+            "-o", f'ControlPath="{control}"', "root@host", "/bin/sh -s"]
+    assert hostlink.exec_step(argv, "echo step", never).stdout == "step\n"
+    check = subprocess.run(["ssh", "-o", f"ControlPath={control}", "-O", "check", "host"], capture_output=True,
+                           text=True)
+    assert check.returncode == 0 and "pid=" in check.stderr, check.stderr  # the master stays (ControlPersist)
+    return argv, int(check.stderr.split("pid=")[1].split(")")[0])
+
+
+def test_close_master_ends_a_real_ssh_master_connection(tmp_path):
+    argv, pid = _ssh_master(tmp_path)
+    try:
+        assert hostlink.close_master(argv)
+        deadline = time.monotonic() + 5
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{pid}"), "the master still runs"
+        assert not hostlink.close_master(argv)  # gone: nothing to end, no error
+        # a host's next step opens a master again, as Ansible would
+        assert hostlink.exec_step(argv, "echo again", never).stdout == "again\n"
+        assert hostlink.close_master(argv)
+    finally:  # (a master this test left would run for its ControlPersist minute)
+        subprocess.run(["ssh", "-o", f"ControlPath={tmp_path / 'cp' / 'a372d8ae7f'}", "-O", "exit", "host"],
+                       capture_output=True)
+
+
+def test_close_master_needs_a_control_path_it_can_name():
+    assert not hostlink.close_master(["/bin/sh", "-s"])  # the local connection: no master
+    assert not hostlink.close_master(["ssh", "-o", "ControlPath=~/.ssh/cm-%C", "host", "/bin/sh -s"])  # ssh's tokens
+    assert not hostlink.close_master(["ssh", "-o", "ControlPath=/nonexistent/cp/x", "host", "/bin/sh -s"])

@@ -88,3 +88,29 @@ def test_hosts_output_with_a_budget_and_no_provisioning(golden):
 ])
 def test_os_label_is_the_name_and_release_once(os_facts, label):
     assert os_label(HostResult(host="h", os=OsFacts(**os_facts))) == label
+
+
+def test_hosts_shows_the_tunnels_plan_their_packages_and_eta():
+    """--tunnels: a column of the tunnels, their packages in `would install` (the rig's captured detect outputs
+    predate the `tunnel tools` section, so every host lacks the tools), the ETA with them, JSON keys of their own;
+    without --tunnels none of it (the golden files above)."""
+    import json
+
+    from orchestrator.run import platforms
+
+    hosts, plans = detected_fleet("--tunnels", "all", "--seconds", "2")
+    _, plain = detected_fleet("--seconds", "2")
+    text, _ = render_hosts(hosts, plans, "table")
+    assert "tunnels" in text.splitlines()[0].split()
+    assert plans and all(name in plain for name in plans)
+    for name, (state, plan) in plans.items():
+        assert [t.tunnel for t in plan.tunnels] == ["wireguard", "openvpn-aes-256-gcm", "openvpn-chacha20-poly1305",
+                                                    "openvpn-dco-aes-256-gcm"]
+        assert plan.eta_seconds == plain[name][1].eta_seconds + sum(t.eta_seconds for t in plan.tunnels)
+        manager = platforms.choose_package_manager(state.package_managers)
+        if manager is not None and manager.tunnels is not None:
+            assert state.tunnel_install == manager.tunnels.packages(("wireguard", "openvpn"))
+            assert ", ".join(state.tunnel_install) in text
+    records = json.loads(render_hosts(hosts, plans, "json")[0])
+    planned = [r for r in records if r["host"] in plans]
+    assert all(len(r["tunnels"]) == 4 and r["tunnels"][0]["seconds"] == 2 for r in planned)

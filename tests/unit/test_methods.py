@@ -3,6 +3,7 @@ sources in its README), and a planted store: a method change named and never fai
 method failing it (exit 3), a drift in the newest runs of a young firmware flagged and failing it."""
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -361,18 +362,29 @@ def test_ecdh_moved_to_evp_pkey_derive_in_1_1_1_and_never_in_libressl():
         assert pk is not None and pk.cause == "pk-via-evp-pkey"
 
 
-def test_eddsa_sign_changed_within_3_x_and_the_unconfirmed_release_is_never_judged():
-    """openssl/openssl#21491 (July 2023): EVP_DigestSignInit before every sign. 3.0.9/3.1.1 (May 2023) predate it;
-    whether 3.0.10/3.1.2 (1 Aug 2023) carry it is not confirmed: those cells may have changed either way."""
+def test_eddsa_sign_changed_at_3_0_10_and_3_1_2_as_the_release_tags_say():
+    """openssl/openssl#21491: EVP_DigestSignInit before every sign. Its commits are in the tags openssl-3.0.10
+    (2fb42a7b76), openssl-3.1.2 (cb80e6bf3d) and openssl-3.2.0 (0c85bcbaea), not in 3.0.9 or 3.1.1: a cell of 3.0.9
+    against 3.0.10 changed, one of 3.0.10 against 3.0.11 did not, and neither is hedged."""
     sign = ("ed25519", None, "sign")
-    known = _compare(sign, "3.0.9", "3.0.11")
-    assert known is not None and known.cause == "eddsa-sign-init" and not known.maybe
-    for a, b in (("3.0.9", "3.0.10"), ("3.0.10", "3.0.11"), ("3.1.1", "3.1.2"), ("3.1.2", "3.1.3")):
-        maybe = _compare(sign, a, b)
-        assert maybe is not None and maybe.maybe and maybe.cause == "eddsa-sign-init", (a, b)
+    for a, b in (("3.0.9", "3.0.10"), ("3.0.9", "3.0.11"), ("3.1.1", "3.1.2"), ("3.1.1", "3.2.0")):
+        changed = _compare(sign, a, b)
+        assert changed is not None and changed.cause == "eddsa-sign-init" and not changed.maybe, (a, b)
+    for a, b in (("3.0.10", "3.0.11"), ("3.1.2", "3.1.3"), ("3.0.10", "3.2.0"), ("3.0.8", "3.0.9")):
+        assert _compare(sign, a, b) is None, (a, b)
     assert _compare(("ed448", None, "sign"), "3.1.1", "3.2.0") is not None
     assert _compare(sign, "1.1.1w", "3.0.9") is None  # EVP_DigestSign in a loop in both
     assert _compare(("ed25519", None, "verify"), "3.0.9", "3.0.11") is None
+
+
+def test_each_checked_release_is_the_first_the_row_names():
+    """A row's `checked` note names, per branch, the tag its `first` was checked against: the two never disagree."""
+    for change in methods.CHANGES:
+        for branch, note in change.checked.items():
+            tag = re.escape(f"openssl-{change.first[branch]}")
+            assert re.search(rf"\btag {tag}\b(?![.-])", note.split(",")[0]), (change.id, branch, note)
+    eddsa = next(c for c in methods.CHANGES if c.id == "eddsa-sign-init")
+    assert set(eddsa.checked) == set(eddsa.first) and not eddsa.uncertain
 
 
 def test_a_1_x_speed_block_leaves_the_program_version_unknown():

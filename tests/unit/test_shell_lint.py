@@ -27,6 +27,7 @@ def scripts() -> list[str]:
 def test_the_scripts_are_found():
     names = scripts()
     for expected in ("playbooks/files/conditions.sh", "playbooks/files/detect.sh", "playbooks/files/sslbench-run.sh",
+                     "playbooks/files/tunnel.sh",
                      "tests/rig/busybox/build.sh", "tests/rig/fixtures/openwrt/opkg",
                      "tests/rig/fixtures/openwrt/apk", "tests/rig/fixtures/centos/yum",
                      "tests/rig/fixtures/ddwrt/nvram"):

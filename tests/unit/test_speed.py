@@ -286,7 +286,7 @@ def test_measurement_field_order():
     from orchestrator.model import Measurement
     assert [f.name for f in dataclasses.fields(Measurement)] == [
         "algorithm", "block_size", "bytes_per_second", "operation", "ops_per_second", "threads", "api",
-        "openssl_version", "count", "seconds", "status", "reason", "repeat", "flags", "cpu"]
+        "openssl_version", "count", "seconds", "status", "reason", "repeat", "flags", "cpu", "kind", "implementation"]
     m = parse_speed("The 'numbers' are in 1000s of bytes per second processed.\n"
                     "type             16 bytes\nAES-128-GCM      39733.66k\n", threads=3).measurements[0]
     assert (m.algorithm, m.block_size, m.bytes_per_second, m.operation, m.threads, m.api, m.status, m.repeat,

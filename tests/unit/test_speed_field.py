@@ -38,7 +38,7 @@ def test_a_log_cut_at_any_byte_never_gives_a_shortened_figure(path):
     for offset in range(len(text) + 1):
         for parse in (parse_console, parse_speed):
             log = parse(text[:offset])
-            assert not any("internal error" in note for note in log.skipped)
+            assert log.errors == []  # no reader's exception caught by the safety net
             for key, value in figures(log).items():
                 assert value == full[key], (offset, key, value, full[key], text[max(0, offset - 60):offset])
             for m in log.measurements:  # a flagged figure is still that cell's, from a whole line

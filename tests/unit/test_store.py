@@ -1,15 +1,21 @@
-"""The result store: run.json round trips, its compact schema 2 form, and schema 1 files still loading."""
+"""The result store: run.json round trips, its compact forms (schema 2 to 4), and older files still loading."""
 from __future__ import annotations
 
 import dataclasses
 import json
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
 from orchestrator import store
 from orchestrator.errors import UserError
-from orchestrator.model import SCHEMA_VERSION, CpuFacts, HostResult, Measurement, OpenSSLBuild, OsFacts, Run
+from orchestrator.model import (FORWARD, REVERSE, SCHEMA_VERSION, SPEED, TUNNEL, CpuFacts, HostResult,
+                                 InstalledPackage, Measurement, OpenSSLBuild, OsFacts, ProcessCpu, Run, TunnelEvidence,
+                                 TunnelMethod)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "store"
 
 
 def sample_run() -> Run:
@@ -38,9 +44,11 @@ def test_run_json_is_compact_one_host_per_line_with_measurements_as_rows(tmp_pat
     assert len(lines) == 2 + 2  # head, one line per host, closing
     assert not any(line.startswith(" ") for line in lines)
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["schema"] == SCHEMA_VERSION == 3
+    assert data["schema"] == SCHEMA_VERSION == 4
     host = data["hosts"][0]
-    assert host["measurement_fields"] == [f.name for f in dataclasses.fields(Measurement)]
+    # openssl-speed rows only: the schema 3 header, through cpu (kind and implementation at their defaults, cut)
+    assert host["measurement_fields"] == [f.name for f in dataclasses.fields(Measurement)][:15]
+    assert host["measurement_fields"][-1] == "cpu"
     plain, odd, pk = host["measurements"]
     # Field order: algorithm block_size bytes_per_second operation ops_per_second threads api openssl_version
     # count seconds status reason repeat flags; the trailing defaults (ok, None, 0, []) are cut.
@@ -57,7 +65,7 @@ def test_rows_under_other_field_names_load_by_name(tmp_path):
     names = [f.name for f in dataclasses.fields(Measurement)]
     expected = sample_run().hosts[0].measurements
     data["hosts"][0]["measurement_fields"] = ["from_the_future", *reversed(names)]
-    data["hosts"][0]["measurements"] = [[7, *(m.to_dict()[name] for name in reversed(names))] for m in expected]
+    data["hosts"][0]["measurements"] = [[7, *(getattr(m, name) for name in reversed(names))] for m in expected]
     path.write_text(json.dumps(data), encoding="utf-8")
     assert store.load_run(tmp_path).hosts[0].measurements == expected
     # Short rows under a foreign header: the missing trailing fields take the defaults.
@@ -154,6 +162,11 @@ def test_measurement_to_dict_is_complete_and_rows_copy_lists():
     assert Measurement.from_dict(full) != m
     assert Measurement.from_dict(m.to_dict()) == m
     assert Measurement("sha256").to_row() == ["sha256"]
+    # `sslbench parse --json` writes an openssl-speed figure as it did before schema 4: no kind, no implementation
+    assert "kind" not in full and "implementation" not in full
+    tunnel = Measurement("wireguard", bytes_per_second=2.9e7, operation=FORWARD, kind=TUNNEL, implementation="kernel")
+    assert (tunnel.to_dict()["kind"], tunnel.to_dict()["implementation"]) == (TUNNEL, "kernel")
+    assert Measurement.from_dict(tunnel.to_dict()) == tunnel
 
 
 def test_runs_made_in_the_same_second_list_in_creation_order(tmp_path):
@@ -168,8 +181,9 @@ def test_runs_made_in_the_same_second_list_in_creation_order(tmp_path):
 def test_whole_second_ids_of_older_stores_sort_by_time_among_new_ones(tmp_path):
     names = ["20260101T120000Z-ffff", "20260101T120000.000001Z-0000", "20260101T120000.5Z-aaaa",
              "20260101T120001Z-0000", "20260101T120001.250000Z-0000", "baseline"]
-    for name in reversed(names):
-        store.save_run(store.new_run_dir(tmp_path, name), Run(run_id=name, created="2026-01-01T12:00:00+00:00"))
+    for name in reversed(names):  # as a store written before the journal has them: ordered by their ids alone
+        (tmp_path / name).mkdir()
+        store.save_run(tmp_path / name, Run(run_id=name, created="2026-01-01T12:00:00+00:00"))
     assert [p.name for p in store.list_runs(tmp_path)] == names
 
 
@@ -181,7 +195,7 @@ def test_rows_of_an_older_version_missing_the_newest_fields_load_with_their_defa
     older = names[:-1]  # e.g. a store written before Measurement.cpu existed
     expected = sample_run().hosts[0].measurements
     data["hosts"][0]["measurement_fields"] = older
-    data["hosts"][0]["measurements"] = [[m.to_dict()[name] for name in older] for m in expected]
+    data["hosts"][0]["measurements"] = [[getattr(m, name) for name in older] for m in expected]
     path.write_text(json.dumps(data), encoding="utf-8")
     loaded = store.load_run(tmp_path).hosts[0].measurements
     assert loaded == [dataclasses.replace(m, **{names[-1]: dataclasses.fields(Measurement)[-1].default})
@@ -254,3 +268,70 @@ def test_run_json_says_why_a_run_stopped_early_and_only_then(tmp_path):
     assert "interrupted" not in json.loads((run_dir / store.RUN_FILE).read_text())
     store.save_run(run_dir, Run(run_id=run_dir.name, created="now", interrupted="interrupted (Ctrl-C)"))
     assert store.load_run(run_dir).interrupted == "interrupted (Ctrl-C)"
+
+
+def test_a_speed_only_run_writes_the_schema_3_bytes_but_for_its_schema_number(tmp_path):
+    """tests/data/store/schema-3-speed was written by schema 3 (its README): loaded and saved by this version, each
+    file is the same bytes but "schema":3 -> 4, and host.json (no schema number) is byte for byte the same."""
+    old = DATA / "schema-3-speed"
+    shutil.copytree(old, tmp_path / "run")
+    run = store.load_run(tmp_path / "run")
+    assert {m.kind for m in run.hosts[0].measurements} == {SPEED}
+    store.save_run(tmp_path / "run", run)
+    store.save_host(tmp_path / "run", "router", run.hosts[0])
+    before = (old / store.RUN_FILE).read_text(encoding="utf-8")
+    assert before.startswith('{"schema":3,')
+    after = (tmp_path / "run" / store.RUN_FILE).read_text(encoding="utf-8")
+    assert after == before.replace('"schema":3,', '"schema":4,', 1)
+    host_json = (tmp_path / "run" / "router" / store.HOST_FILE).read_bytes()
+    assert host_json == (old / "router" / store.HOST_FILE).read_bytes()
+
+
+def tunnel_host() -> HostResult:
+    """A host that measured kernel WireGuard both ways, and could not run OpenVPN DCO."""
+    forward = Measurement("wireguard", bytes_per_second=29.25e6, operation=FORWARD, repeat=1, kind=TUNNEL,
+                          implementation="kernel", flags=["busy"])
+    reverse = Measurement("wireguard", bytes_per_second=28.5e6, operation=REVERSE, threads=2, kind=TUNNEL,
+                          implementation="kernel")
+    dco = Measurement("openvpn-aes-256-gcm", operation=FORWARD, status="unsupported", kind=TUNNEL,
+                      implementation="openvpn-dco", reason="not measurable: no ovpn-dco module")
+    return HostResult(
+        "router", measurements=[Measurement("sha256", 64, 1e6), forward, reverse, dco],
+        tunnels=[TunnelMethod("wireguard", "kernel", implementation_version="6.6.73", iperf3_version="3.16", mtu=1420,
+                              veth_mtu=1500, duration_seconds=10.0, kernel="6.6.73")],
+        tunnel_evidence=[TunnelEvidence("wireguard", "kernel", FORWARD, repeat=1, sender_bytes_per_second=29.5e6,
+                                        retransmits=3, udp_rcvbuf_errors=0, udp_sndbuf_errors=0,
+                                        cpu_seconds=[ProcessCpu("iperf3", 4.5), ProcessCpu("kworker", 2.25)],
+                                        busy_fraction=0.31)],
+        installed=[InstalledPackage("iperf3", "3.16-1", "apk"), InstalledPackage("kmod-wireguard", None, "apk")])
+
+
+def test_tunnel_figures_methods_evidence_and_packages_round_trip(tmp_path):
+    run = Run(run_id="r", created="2026-01-01T00:00:00+00:00", hosts=[tunnel_host(), HostResult("plain")])
+    store.save_run(tmp_path, run)
+    assert store.load_run(tmp_path) == run
+    data = json.loads((tmp_path / store.RUN_FILE).read_text(encoding="utf-8"))
+    tunnels, plain = data["hosts"]
+    # the header names the schema 4 columns because rows hold them; a speed row is still cut after its figure
+    assert tunnels["measurement_fields"][-2:] == ["kind", "implementation"]
+    assert tunnels["measurements"][0] == ["sha256", 64, 1e6]
+    assert tunnels["measurements"][2][-2:] == [TUNNEL, "kernel"]
+    assert tunnels["tunnel_evidence"][0]["cpu_seconds"] == [{"name": "iperf3", "seconds": 4.5},
+                                                            {"name": "kworker", "seconds": 2.25}]
+    assert tunnels["installed"][1] == {"name": "kmod-wireguard", "version": None, "manager": "apk"}
+    assert list(tunnels)[-3:] == ["tunnels", "tunnel_evidence", "installed"]
+    assert not {"tunnels", "tunnel_evidence", "installed"} & set(plain)  # written only when non-empty
+    assert plain["measurement_fields"][-1] == "cpu"
+    store.save_host(tmp_path, "router", run.hosts[0])  # host.json, as a host finishes: the same records
+    assert HostResult.from_dict(json.loads((tmp_path / "router" / store.HOST_FILE).read_text())) == run.hosts[0]
+
+
+def test_schema_4_records_with_keys_from_the_future_still_load(tmp_path):
+    run = Run(run_id="r", created="2026-01-01T00:00:00+00:00", hosts=[tunnel_host()])
+    store.save_run(tmp_path, run)
+    data = json.loads((tmp_path / store.RUN_FILE).read_text(encoding="utf-8"))
+    data["hosts"][0]["tunnels"][0]["from_the_future"] = 1
+    data["hosts"][0]["tunnel_evidence"][0]["cpu_seconds"][0]["pid"] = 42
+    data["hosts"][0]["installed"][0]["arch"] = "aarch64_cortex-a53"
+    (tmp_path / store.RUN_FILE).write_text(json.dumps(data), encoding="utf-8")
+    assert store.load_run(tmp_path) == run

@@ -87,6 +87,7 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
     facts can be: the facts parsers then read those few lines, not the whole text again). `cut`: `text`
     ends where its log was cut off in the middle of a line (lines.ends_cut of the whole log)."""
     state = State()
+    errors: list[str] = []  # a reader's bug, never a note on the log (ParsedLog.errors)
     for line in lines_of(text, cut):
         try:
             if line.__class__ is not str:  # a line that ended in an elision marker (lines.Elided)
@@ -95,14 +96,16 @@ def parse_speed_and_rest(text: str, *, threads: int | None = None, api: str | No
                 state.elided = False
                 continue
             _read_line(line, state)
-        except Exception as exc:  # a safety net: a malformed line must never lose the log
-            state.skipped.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}")
-    end_of_wrapped(state)
+        except Exception as exc:  # a reader's bug must never lose the rest of the log: recorded as one
+            errors.append(f"internal error reading {line[:60]!r}: {type(exc).__name__}: {exc}")
     try:
-        return finish(state, threads=threads, api=api, algorithm=algorithm), state.ignored
+        end_of_wrapped(state)
+        log = finish(state, threads=threads, api=api, algorithm=algorithm)
     except Exception as exc:  # same net for the resolution step: keep the build facts at least
-        return ParsedLog(openssl=state.build, skipped=state.skipped + [
-            f"internal error resolving the results: {type(exc).__name__}"]), state.ignored
+        log = ParsedLog(openssl=state.build, skipped=list(state.skipped))
+        errors.append(f"internal error resolving the results: {type(exc).__name__}: {exc}")
+    log.errors.extend(errors)
+    return log, state.ignored
 
 
 def parse_openssl_build(text: str) -> OpenSSLBuild:
