@@ -181,13 +181,12 @@ def test_a_results_disk_that_fills_mid_run_stops_the_host_first_and_the_next_run
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-HOLDS = {  # damage that every reader already survives: the run is skipped or said unreadable, in one line
+HOLDS = {  # damage to the file itself: the run is skipped or said unreadable, in one line
     "truncated": lambda text: text[: len(text) // 2],
     "garbage": lambda text: "\x00\xff not json at all",
     "empty": lambda text: "",
 }
-# a field of the wrong type (#37 item 5, the `store` work: one schema check when read); strict, so that the mark
-# must go once that lands
+# a field of the wrong type (#37 item 5: one schema check when a run is read)
 FIELDS = {
     "schema-string": lambda d: d.update(schema="3"),
     "created-null": lambda d: d.update(created=None),
@@ -243,7 +242,6 @@ def test_a_damaged_run_json_never_stops_a_reader(tmp_path, one_run, damage):
     assert readers_answer(*damaged_store(tmp_path, one_run, damage)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="#37 item 5 (helper `store`): one schema check when a run is read")
 @pytest.mark.parametrize("damage", sorted(FIELDS))
 def test_a_run_json_with_a_field_of_the_wrong_type_never_stops_a_reader(tmp_path, one_run, damage):
     assert readers_answer(*damaged_store(tmp_path, one_run, damage)) == []
