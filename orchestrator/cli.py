@@ -21,12 +21,16 @@ Benchmark the crypto speed (openssl speed) of a fleet of Linux boxes over SSH wi
 and turn the logs into comparison tables, plots and firmware-to-firmware diffs.
 
 Without -i, `sslbench run` benchmarks the machine it runs on."""
+# The one list of exit codes `--help` shows (README.md "Exit codes" says the same, and why)
+EXIT_CODES = """exit codes: 0 all fine; 1 a run finished but some hosts failed or were unreachable; 2 bad input, Ansible gave up,
+or the results could not be written (one line on stderr); 3 a regression worse than --fail-on-regression;
+128+N stopped by signal N, finished cells kept: 130 Ctrl-C (SIGINT), 143 `kill` (SIGTERM), 129 hang-up (SIGHUP)."""
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """Every command's parser, or only `command`'s: `sslbench parse …` need not load Ansible."""
     parser = argparse.ArgumentParser(
-        prog="sslbench", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="sslbench", description=DESCRIPTION, epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"sslbench {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

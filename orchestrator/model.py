@@ -349,6 +349,7 @@ class HostResult:
     tunnels: list[TunnelMethod] = field(default_factory=list)  # each measured tunnel's method
     tunnel_evidence: list[TunnelEvidence] = field(default_factory=list)  # each tunnel measurement's evidence
     installed: list[InstalledPackage] = field(default_factory=list)  # what provisioning installed or found
+    interrupted: str | None = None  # the stage a stop caught it at: detect, provision, cells, fetch (flow.py)
 
     def to_dict(self) -> dict[str, object]:
         """The run.json form, measurements as rows (not dataclasses.asdict: it deep-copies field by field, slowly).
@@ -360,10 +361,9 @@ class HostResult:
         data.update(cpu=self.cpu.to_dict(), os=self.os.to_dict(), openssl=self.openssl.to_dict(),
                     flags=list(self.flags), conditions=self.conditions, logs=list(self.logs),
                     measurement_fields=_row_fields(rows), measurements=rows)
-        for name in _HOST_RECORDS:
-            records = getattr(self, name)
-            if records:
-                data[name] = [r.to_dict() for r in records]
+        data.update({name: [r.to_dict() for r in getattr(self, name)] for name in _HOST_RECORDS if getattr(self, name)})
+        if self.interrupted is None:  # the usual case: run.json files stay as they were
+            del data["interrupted"]
         return data
 
     @classmethod

@@ -28,8 +28,9 @@ LOCK_FILE = ".lock"  # results/.lock: the store's lock (`locked`)
 REFERENCE_DIR = "reference"  # results/reference/<id>/: the entries of `import --reference`, a store of their own
 ASIDE_PREFIX = ".aside-"  # results/.aside-<run-id>: a run being written whole, renamed into place when done
 # the reason of a host an unfinished run.json lists without its host.json
-UNFINISHED = ("did not finish: the run was stopped before this host finished (or is still running); "
-              "its raw logs are in its directory of the run")
+UNFINISHED = ("did not finish: the run was stopped before this host finished (or is still running); the logs that "
+              "came back are in its directory of the run, those of cells that finished on the host after that stay "
+              "there until the next `sslbench run` on it collects them")
 
 _COMPACT = (",", ":")  # json.dumps separators without spaces
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -71,6 +71,7 @@ class RunPoint:
     host_flags: list[str]
     drift: bool = False  # outside its firmware's history (set by the drift pass)
     undated: bool = False  # an import without --date: placed at the time of the import (provenance.undated)
+    interrupted: str | None = None  # the run stopped before its end: why, and where it caught this host
 
 
 @dataclass
@@ -162,6 +163,8 @@ class Trend:
             notes.append(provenance.import_time_note(self.undated, self.runs))
         if self.duplicates:
             notes.append(provenance.duplicates_note(self.duplicates))
+        notes += [f"run {p.run_id} stopped before its end ({p.interrupted}): only the cells it finished are in it"
+                  for s in self.segments for p in s.runs if p.interrupted]
         return notes
 
     @property
@@ -185,8 +188,11 @@ def host_points(runs: Iterable[Run], host: str, dropped: list[int] | None = None
 def _point(run: Run, result: HostResult) -> RunPoint:
     cells = host_cells(result, busy_below(requested_seconds(run)), timer=run_timer(run), aead=run_aead(run))
     values = {key: stats.median(cell.samples) for key, cell in cells.items() if cell.samples}
+    stopped = None
+    if run.interrupted:
+        stopped = run.interrupted + (f" during {result.interrupted}" if result.interrupted else "")
     return RunPoint(run.run_id, run.created, identity.firmware_label(result), cells, values, list(result.flags),
-                    undated=provenance.undated(run))
+                    undated=provenance.undated(run), interrupted=stopped)
 
 
 def segments_of(points: Sequence[RunPoint]) -> list[Segment]:

@@ -49,9 +49,14 @@ def main(args: argparse.Namespace) -> int:
     if args.runs:
         runs = sorted(((run, entry.label) for entry in history for run, _ in entry.results),
                       key=lambda item: (item[0].created, store.run_order(item[0].run_id)))  # as firmware_history
-        listed = [[run.run_id, fmt_time(run.created), label] for run, label in runs]
-        doc = Document([Table(RUNS, listed)],
-                       data=[dict(zip(RUNS, (run.run_id, run.created, label))) for run, label in runs])
+        # a run stopped before its end says so, and why (the column only when there is one: most stores have none)
+        stopped = any(run.interrupted for run, _ in runs)
+        headers = RUNS + (["interrupted"] if stopped else [])
+        listed = [[run.run_id, fmt_time(run.created), label] + ([run.interrupted or ""] if stopped else [])
+                  for run, label in runs]
+        doc = Document([Table(headers, listed)],
+                       data=[{**dict(zip(RUNS, (run.run_id, run.created, label))),
+                              **({"interrupted": run.interrupted} if run.interrupted else {})} for run, label in runs])
     else:
         rows: list[list[Any]] = [[e.label, len(e.run_ids), fmt_date(e.first), e.run_ids[0], fmt_date(e.last),
                                   e.run_ids[-1]] for e in history]

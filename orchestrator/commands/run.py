@@ -56,9 +56,12 @@ def run_command(args: argparse.Namespace) -> int:
                 plans = bench.run()
         except KeyboardInterrupt:  # Ctrl-C twice: no cleanup on the hosts, but every cell already here is kept
             interrupt.abort()
+            bench.mark_interrupted()
             plans = {name: (state, state.plan) for name, state in collector.hosts.items() if state.plan}
         fleet.record_matrix(run, config, plans, driver.host_worker)
         fleet.finish_all(collector, interrupt)
+    for line in bench.decisions.collected:  # logs a dead run had left on the hosts, now stored in that run
+        print(f"sslbench: collected {line}", file=sys.stderr)
     for name, (_state, plan) in sorted(plans.items()):
         for note in plan.notes:
             print(f"{name}: {note}", file=sys.stderr)

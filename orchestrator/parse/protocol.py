@@ -5,12 +5,10 @@ the markers of playbooks/files/*.sh and the playbooks.
                   holds conditions.sh's `@@ NAME` sub-sections (cpus, cpufreq, topology, hybrid, tools)
   run.sh poll     `@@sslbench-progress`, new progress lines, `@@sslbench-log ID` … `@@sslbench-endlog ID` per
                   shipped cell log, `@@sslbench-runner-output` + the runner's last words when it died,
-                  `@@sslbench-state STATE` last (`gone`: the poll step found no work dir); `poll forget`, and
-                  `@@sslbench-forgotten` after it when it removed the work dir too (what `run.sh forget` does);
-                  `poll again`: what the poll before shipped, once more
+                  `@@sslbench-state STATE` last (`gone`: the poll step found no work dir; `stranded`: the
+                  runner's lease lapsed); `poll again`: what the poll before shipped, once more
   install step    `@@sslbench-installed` before the package manager's versions of what was installed
-  run.sh launch   `@@sslbench-state started`; told to wait, then a poll's output, and `@@sslbench-forgotten`
-                  as after `poll forget`
+  run.sh launch   `@@sslbench-state started`; told to wait, then a poll's output
   conditions.sh   `@@ begin sslbench-KIND N LABEL` … `@@ end sslbench-KIND` around each snapshot, idle gate and
                   cell's evidence; inside a snapshot, `@@ SECTION [NAME]` before each part (SUBSECTION) and
                   `note: ...` for what the host lacks (orchestrator/evidence/conditions.py reads the parts)
@@ -31,7 +29,6 @@ LOG = "@@sslbench-log "
 ENDLOG = "@@sslbench-endlog "
 RUNNER_OUTPUT = "@@sslbench-runner-output"
 STATE = "@@sslbench-state "
-FORGOTTEN = "@@sslbench-forgotten"
 INSTALLED = "@@sslbench-installed"  # the install step: what the package manager says is installed, after it
 
 # conditions.sh's blocks and the sub-sections inside them
@@ -105,15 +102,10 @@ def installed_part(stdout: str) -> str:
 
 
 def state(stdout: str) -> str | None:
-    """The runner's state a poll or launch printed last: started, running, pending, finished, stopped, died, gone."""
+    """The runner's state a poll or launch printed last: started, running, pending, finished, stopped, died, gone,
+    stranded."""
     found = re.findall("^" + STATE + r"(\w+)", own_lines(stdout), flags=re.MULTILINE)
     return found[-1] if found else None
-
-
-def forgotten(stdout: str) -> bool:
-    """A launch that waited for its runner, or a `poll forget`, removed the work dir itself: nothing is left to
-    forget."""
-    return re.search("^" + FORGOTTEN + "$", own_lines(stdout), flags=re.MULTILINE) is not None
 
 
 def runner_output(stdout: str) -> str:

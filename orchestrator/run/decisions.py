@@ -5,17 +5,20 @@ back, and fleet's Collector reads those outputs (its `step_result`: what a launc
 from __future__ import annotations
 
 import dataclasses
+import shlex
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from orchestrator.model import HOST_FAILED, HOST_OK, HOST_UNREACHABLE
-from orchestrator.run import stages
+from orchestrator.parse import protocol
+from orchestrator.run import stages, stranded
 from orchestrator.run.config import PlanOptions
-from orchestrator.run.fleet import (Collector, HostState, StepResult, fail, install_script, plan_for,
+from orchestrator.run.fleet import (Collector, HostState, StepResult, fail, install_script, one_line, plan_for,
                                     provisioning_decision, tunnel_packages)
-from orchestrator.run.flow import (DETECT_RETRY_WAITS, MAX_RELAUNCHES, RETRY_WAITS, TRANSIENT_SSH, HostFlow, Phase,
-                                   Schedule, deadline_after, judge_poll, progress_wait)
+from orchestrator.run.flow import (DETECT_RETRY_WAITS, DIED_RECHECK, PROGRESS_WAITS, RETRY_WAITS,
+                                   TRANSIENT_SSH, HostFlow, Phase, Schedule, deadline_after, judge_poll, progress_wait)
 from orchestrator.run.hostlink import Outcome
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.runner import HostEvent, Interrupt
@@ -24,8 +27,7 @@ from orchestrator.run.stages import Stage, Step, launcher_script, runner_command
 FIRST_POLL_MARGIN = 1.0  # after a host's planned cells: the snapshots around them take about this much
 # A matrix this short comes back in its launch's step (which waits for it) when its task may wait anyway: no poll
 # at all. Longer ones are polled, so that the live view shows their cells, and the results keep them, as they
-# finish (a Ctrl-C, a host that dies, a hog mid-run are seen then). It then removes its own work dir, unless the
-# results have less room than stages.ROOM_TO_FORGET.
+# finish (a Ctrl-C, a host that dies, a hog mid-run are seen then). A `forget` follows once its logs are saved.
 WAIT_IN_LAUNCH = 10.0
 AfterStage = Callable[[HostFlow, StepResult, float], "Step | None"]
 
@@ -46,11 +48,12 @@ class Decisions:
     plans: dict[str, tuple[HostState, HostPlan]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.detect = stages.detect_script()
+        self.detect = stranded.with_collection(stages.detect_script())
         self.after: dict[Stage, AfterStage] = {
             Stage.DETECT: self._after_detect, Stage.INSTALL: self._after_install,
             Stage.DETECT_AGAIN: self._after_detect_again, Stage.LAUNCH: self._after_launch,
             Stage.POLL: self._after_poll, Stage.FORGET: self._after_forget}
+        self.collected: list[str] = []  # stranded work dirs collected by this run (said at its end)
 
     def first_step(self) -> Step:
         return Step(Stage.DETECT, self.detect, time.monotonic())
@@ -59,6 +62,11 @@ class Decisions:
         """What the host's step printed decides its next step (`after`: one entry per stage)."""
         step = flow.step
         if step is None:
+            return
+        if self.interrupt.requested and outcome.kind != "ok":
+            return  # cut short by the stop (its play cancelled, its session closed): the host is marked interrupted
+        if step.stage in (Stage.COLLECT, Stage.COLLECT_FORGET):  # another run's logs: not this host's events
+            flow.step = self._after_collect(flow, step, outcome)
             return
         event = HostEvent(kind=outcome.kind, host=flow.state.name, task=step.task, stdout=outcome.stdout,
                           message=outcome.stderr.strip(), rc=outcome.rc)
@@ -72,7 +80,7 @@ class Decisions:
                 return
             self.collector.on_event(event, bench_phase=False)
         else:
-            # read before its logs are stored: should that fail, what the step did (forgotten) is still known
+            # read before its logs are stored: should that fail, what the step did is still known
             result = self.collector.step_result(event)
             if step.stage is not Stage.FORGET:
                 flow.answer = result
@@ -83,6 +91,46 @@ class Decisions:
         state = flow.state
         if state.result.status != HOST_OK or self.interrupt.requested:
             return None
+        if self.bench and self.collector.store_results:
+            found, others = stranded.find(state.name, state.sections.get(stranded.SECTION, ""),
+                                          self.collector.run_dir.parent)
+            for work in others:
+                print(f"sslbench: {state.name}: {work} holds logs of a run not in "
+                      f"{self.collector.run_dir.parent}; `sslbench run --results` of that store collects them",
+                      file=sys.stderr)
+            flow.stranded = found
+            if found:
+                return self._collect_step(flow.stranded[0], again=True)
+        return self._provision_or_plan(flow)
+
+    def _collect_step(self, one: stranded.Stranded, again: bool = False) -> Step:
+        """A poll of a stranded work dir (from the lapse on, `again` ships what polls shipped to a dead controller)."""
+        return Step(Stage.COLLECT, f"sh {shlex.quote(one.work)}/run.sh poll{' again' if again else ''}\n",
+                    time.monotonic())
+
+    def _after_collect(self, flow: HostFlow, step: Step, outcome: Outcome) -> Step | None:
+        """Each stranded work dir polled until nothing is pending, its logs stored in their run, then removed; then
+        this run's own way. A failure leaves that dir where it is (said), not the host failed."""
+        one = flow.stranded[0]
+        said = protocol.state(outcome.stdout) if outcome.kind == "ok" else None
+        if said is not None and step.stage is Stage.COLLECT:
+            stranded.take(one, outcome.stdout)
+            if said == "pending":
+                return self._collect_step(one)
+            return Step(Stage.COLLECT_FORGET, f"sh {shlex.quote(one.work)}/run.sh forget\n", time.monotonic())
+        if step.stage is Stage.COLLECT_FORGET and outcome.kind == "ok":
+            stranded.close(one, self.collector.run.run_id)
+            self.collected.append(f"{flow.state.name}: {len(one.collected)} cells of run {one.run_dir.name}")
+        else:
+            print(f"sslbench: {flow.state.name}: cannot collect {one.work}: {one_line(outcome.stderr) or outcome.kind}",
+                  file=sys.stderr)
+        flow.stranded.pop(0)
+        if self.interrupt.requested:
+            return None
+        return self._collect_step(flow.stranded[0], again=True) if flow.stranded else self._provision_or_plan(flow)
+
+    def _provision_or_plan(self, flow: HostFlow) -> Step | None:
+        state = flow.state
         state.provision = provisioning_decision(state, no_provision=self.no_provision, upgrade=self.upgrade)
         if state.result.status != HOST_OK:
             return None
@@ -115,18 +163,19 @@ class Decisions:
         self.plans[state.name] = (state, plan)
         if not self.bench:
             return None
+        if self.collector.store_results:  # read back should this run die before its run.json is whole
+            stranded.save_plan(self.collector.run_dir, state.dir_name, plan)
         progress = self.collector.view.host(state.name)
         progress.planned = {c.id: c.seconds for c in plan.cells} | {t.id: t.eta_seconds for t in plan.tunnels}
         progress.total = len(plan.cells) + len(plan.tunnels)
         wait = 0  # the launch waits for a short matrix when the task may wait anyway: one poll fewer, none early
-        if (self.may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH
-                and stages.results_have_room(self.collector.run_dir)):
+        if self.may_wait() and plan.eta_seconds <= WAIT_IN_LAUNCH:
             wait = int(plan.eta_seconds * 1.5 + FIRST_POLL_MARGIN + 5)
         return self._launch_step(state, plan, wait)
 
     def _launch_step(self, state: HostState, plan: HostPlan, wait: int) -> Step:
         script = launcher_script(self.collector.run.run_id, plan, state.openssl_path or "openssl",
-                                 self.options.idle_wait, wait)
+                                 self.options.idle_wait, wait, self.lease(progress_wait(plan)))
         return Step(Stage.LAUNCH, script, time.monotonic())
 
     def _after_launch(self, flow: HostFlow, result: StepResult, now: float) -> Step | None:
@@ -150,27 +199,13 @@ class Decisions:
         flow.schedule = Schedule(due=now + min(plan.eta_seconds + FIRST_POLL_MARGIN, every),
                                  deadline=now + deadline_after(plan, self.options), every=every)
         if result.state == "started":
-            return self.poll_step(state.name, flow.schedule.due)
+            return self.poll_step(state.name, flow.schedule.due, every=every)
         return self._polled(flow, result, now)  # the launch waited: it said what a poll says
 
     def _after_poll(self, flow: HostFlow, result: StepResult, now: float) -> Step | None:
-        """After a lost answer, the next poll asks for it again; its work dir gone with it, the cells whose logs
-        did not come are launched again."""
-        state = flow.state
-        assert flow.step is not None
+        """After a lost answer, the next poll asks for what it carried again (`poll again`)."""
         if result.problem == HOST_UNREACHABLE or not result.heard:  # (an output cut short, without its state line)
-            lost_forget = flow.phase is Phase.FORGET_LOST or flow.step.forgets
-            flow.phase = Phase.FORGET_LOST if lost_forget else Phase.ANSWER_LOST
-        elif result.state == "gone" and flow.phase is Phase.FORGET_LOST:
-            # that poll removed the work dir after printing its last logs, and its answer was lost on the way
-            plan = self.plans[state.name][1]
-            missing = [cell for cell in plan.cells if cell.id not in state.cells_done]
-            if not missing:
-                result = flow.answer = dataclasses.replace(result, state="finished", forgotten=True)  # all but its end
-            elif flow.relaunches < MAX_RELAUNCHES:  # the cells not stored run again (the launcher makes the dir anew)
-                flow.relaunches += 1
-                flow.phase = Phase.LAUNCHED
-                return self._launch_step(state, dataclasses.replace(plan, cells=missing), wait=0)
+            flow.phase = Phase.ANSWER_LOST
         elif result.state is not None:
             flow.phase = Phase.LAUNCHED
         return self._polled(flow, result, now)
@@ -186,19 +221,26 @@ class Decisions:
         assert flow.schedule is not None
         done = judge_poll(self.collector, flow.state.name, flow.schedule, now, flow.answer,
                           self.no_answer(flow.state.name))
-        return None if done else self.poll_step(flow.state.name, flow.schedule.due, again=flow.phase.resends)
+        return None if done else self.poll_step(flow.state.name, flow.schedule.due, again=flow.phase.resends,
+                                                 every=flow.schedule.every)
 
     def _polled(self, flow: HostFlow, result: StepResult, now: float) -> Step | None:
         """After a poll (or a launch that waited): forget once all is shipped, else when the host is asked again."""
         name = flow.state.name
-        if result.state == "finished" and result.problem is None and not result.forgotten:
-            return Step(Stage.FORGET, runner_command(self.collector.run.run_id, name, "forget"), now)
+        if result.state == "finished" and result.problem is None:
+            return Step(Stage.FORGET, runner_command(self.collector.run.run_id, name, "forget",
+                                                     self.lease(flow.schedule.every if flow.schedule else 0)), now)
         assert flow.schedule is not None  # polled, so launched
         done = judge_poll(self.collector, name, flow.schedule, now, result, self.no_answer(name))
-        return None if done else self.poll_step(name, flow.schedule.due, again=flow.phase.resends)
+        return None if done else self.poll_step(name, flow.schedule.due, again=flow.phase.resends,
+                                                 every=flow.schedule.every)
 
-    def poll_step(self, host: str, due: float, again: bool = False) -> Step:
-        """A poll of `host`, which removes its work dir once finished only while the results have room (should
-        writing them fail, what the host shipped must still be on it)."""
-        return stages.poll_step(self.collector.run.run_id, host, due,
-                                forgets=stages.results_have_room(self.collector.run_dir), again=again)
+    def poll_step(self, host: str, due: float, again: bool = False, every: float = PROGRESS_WAITS[1]) -> Step:
+        """A poll of `host`, renewing its lease. It never removes the work dir itself: the controller may die
+        between its answer and saving the logs in it; a `forget` follows once they are saved."""
+        return stages.poll_step(self.collector.run.run_id, host, due, again=again, lease_words=self.lease(every))
+
+    def lease(self, every: float) -> str:
+        """The lease a step renews (stages.lease): the host is asked again within `every`, or after retries; over
+        the same session when its task may wait for its next step."""
+        return stages.lease(every, sum(RETRY_WAITS) + DIED_RECHECK, held=self.may_wait())

@@ -36,13 +36,13 @@ from orchestrator.run import hostlink
 from orchestrator.run.decisions import Decisions
 from orchestrator.run.config import RunConfig
 from orchestrator.run.fleet import Collector, HostState, fail, no_hosts_reason, one_line
-from orchestrator.run.flow import (NO_ANSWER, NO_ANSWER_WORKER, PROGRESS_WAITS, HostFlow, Transport, left_on_hosts,
-                                   say_unsaved, wait_until)
+from orchestrator.run.flow import (NO_ANSWER, NO_ANSWER_WORKER, PROGRESS_WAITS, HostFlow, Transport, interrupted_stage,
+                                   left_on_hosts, say_unsaved, wait_until)
 from orchestrator.run.hostlink import HostLink, Outcome, close_master
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.inventory import vault_hint
 from orchestrator.run.runner import CLEANUP_PLAYBOOK, DEFAULT_FORKS, PROXY_CLOSED, Driver, HostEvent, Interrupt
-from orchestrator.run.stages import work_dirs
+from orchestrator.run.stages import results_have_room, unheld, work_dirs
 
 # Hosts due within this many seconds of the first are asked in the same pass, or within as long as the last pass
 # took if that was longer: a host left out would be asked that much later anyway, at the cost of one more pass.
@@ -81,31 +81,56 @@ class Engine:
     def run(self) -> dict[str, tuple[HostState, HostPlan]]:
         link = HostLink(self.driver.private_dir, self._answer)
         try:
-            began = time.monotonic()
-            status = self._pass(None)
-            if not self.flows:
-                raise UserError(no_hosts_reason(self.driver, status))
-            last_pass = time.monotonic() - began
-            while not self.interrupt.requested:
-                waiting = [f.step.due for f in self.flows.values() if f.step is not None]
-                if not waiting or not wait_until(min(waiting), self.collector, self.interrupt):
-                    break
-                # every host due by the time this pass would be over (those overdue after a long pass included)
-                horizon = max(min(waiting), time.monotonic()) + max(BATCH, min(last_pass, PROGRESS_WAITS[0]))
-                due = sorted(n for n, f in self.flows.items() if f.step and f.step.due <= horizon)
-                began = time.monotonic()
-                direct = [n for n in due if self.flows[n].direct]
-                if direct:
-                    self._steps_here(direct, horizon)
-                rest = [n for n in due if not self.flows[n].direct]
-                if rest or not direct:
-                    self._pass(rest, horizon)
-                last_pass = time.monotonic() - began
+            self._passes_until_done()
+        except OSError as exc:  # writing what Ansible said failed (the results disk full): the hosts are stopped first
+            self.cannot_write(exc)
         finally:
             link.close()
-        self._diagnose_hidden_hops()
+        try:
+            self._diagnose_hidden_hops()
+        except OSError as exc:
+            self.cannot_write(exc)
+        if self.interrupt.requested:
+            self.mark_interrupted()
         self._clean_up()
         return self.plans
+
+    def cannot_write(self, exc: OSError) -> None:
+        """The results cannot take more (full, read-only, gone): the run stops as Ctrl-C stops it, but every host
+        keeps the logs not saved yet (the cleanup play stops openssl, and says where they are)."""
+        self.unwritable = True
+        self.interrupt.stop(f"cannot write the results ({exc.strerror or exc})")
+
+    def _passes_until_done(self) -> None:
+        began = time.monotonic()
+        status = self._pass(None)
+        if not self.flows and not self.interrupt.requested:  # (a stop before any host: said as such)
+            raise UserError(no_hosts_reason(self.driver, status))
+        last_pass = time.monotonic() - began
+        while not self.interrupt.requested:
+            waiting = [f.step.due for f in self.flows.values() if f.step is not None]
+            if not waiting or not wait_until(min(waiting), self.collector, self.interrupt):
+                break
+            # every host due by the time this pass would be over (those overdue after a long pass included)
+            horizon = max(min(waiting), time.monotonic()) + max(BATCH, min(last_pass, PROGRESS_WAITS[0]))
+            due = sorted(n for n, f in self.flows.items() if f.step and f.step.due <= horizon)
+            began = time.monotonic()
+            direct = [n for n in due if self.flows[n].direct]
+            if direct:
+                self._steps_here(direct, horizon)
+            rest = [n for n in due if not self.flows[n].direct]
+            if rest or not direct:
+                self._pass(rest, horizon)
+            last_pass = time.monotonic() - began
+
+    def mark_interrupted(self) -> None:
+        """Each host the stop caught before its end says at which stage (run.json, `report`): a host stopped during
+        detect has no figures, and must not read as a good host that measured nothing."""
+        with self._lock:
+            for name, flow in self.flows.items():
+                if not flow.state.finished and flow.state.result.interrupted is None:
+                    ran = len(self.collector.view.host(name).done)
+                    flow.state.result.interrupted = interrupted_stage(flow, ran)
 
     def _clean_up(self) -> None:
         """The cleanup play for the hosts whose runner or work dir may still be there."""
@@ -113,11 +138,16 @@ class Engine:
         if not left:
             return
         extravars: dict[str, object] = dict(work_dirs(self.collector.run.run_id, left))
-        if self.unwritable:  # openssl stopped, but what was not saved stays on the hosts: said where
+        # openssl stopped, but what was not saved stays on the hosts (said where): the results took no more, or have
+        # so little room left that the logs the cleanup would ship, then remove from the host, might not fit
+        if self.unwritable or not results_have_room(self.collector.run_dir):
             extravars["sslbench_keep_work_dirs"] = True
-            say_unsaved(self.collector.run.run_id, self.flows, left)
-        self.driver.play(playbook=CLEANUP_PLAYBOOK, extravars=extravars, on_event=self.collector.on_event,
-                         cancellable=False, hosts=left)
+            say_unsaved(self.collector.run.run_id, self.flows, left, written=not self.unwritable)
+        try:
+            self.driver.play(playbook=CLEANUP_PLAYBOOK, extravars=extravars, on_event=self.collector.on_event,
+                             cancellable=False, hosts=left)
+        except OSError as exc:  # (the play ran: only keeping Ansible's words of it failed)
+            self.cannot_write(exc)
 
     # --- passes: one ansible-playbook run each ---------------------------------------------------------------
 
@@ -254,7 +284,9 @@ class Engine:
                         return None
                     flow.transport = Transport.STEP_OUT
                     flow.handed_out(step)  # from a launch on its runner may be there
-                return step.script
+                # decided while the host's session was held: handed out in a pass that does not hold it, its
+                # runner must outlive that session until the next step (stages.unheld)
+                return step.script if self._may_wait() else unheld(step.script)
             # asked again in a later pass, unless this one was meant for the step and it is due soon (waiting for
             # it costs less than a pass, and holds a worker others may want only briefly)
             if not self._may_wait() and (step.due > self._horizon or wait > BATCH):
@@ -310,8 +342,7 @@ class Engine:
             self.decisions.report(flow, outcome)
         except OSError as exc:  # the results dir full, read-only or gone: nothing more can be kept
             flow.step = None
-            self.unwritable = True
-            self.interrupt.stop(f"cannot write the results ({exc.strerror or exc})")
+            self.cannot_write(exc)
         except Exception as exc:  # noqa: BLE001 - a bug of ours: said, and this host given up, not the run
             flow.step = None
             fail(flow.state, HOST_FAILED, f"internal error: {type(exc).__name__}: {exc}")

@@ -73,7 +73,6 @@ class StepResult:
     state: str | None = None  # the runner's last state line (protocol.state), None when the output has none
     problem: str | None = None  # HOST_UNREACHABLE / HOST_FAILED: the launch, poll or forget itself failed
     message: str = ""  # that problem's words, else what a dead runner said last
-    forgotten: bool = False  # it removed the work dir itself (a launch that waited, `poll forget`): no forget
 
     @property
     def heard(self) -> bool:
@@ -264,8 +263,7 @@ class Collector:
         if event.kind == "failed" and not event.ignored:
             return StepResult(problem=HOST_FAILED, message=failure_reason(event))
         if event.kind == "ok" and protocol.STATE in event.stdout:
-            return StepResult(state=protocol.state(event.stdout), message=protocol.runner_output(event.stdout),
-                              forgotten=protocol.forgotten(event.stdout))
+            return StepResult(state=protocol.state(event.stdout), message=protocol.runner_output(event.stdout))
         return StepResult()
 
     def on_event(self, event: HostEvent, bench_phase: bool = False) -> None:
@@ -373,6 +371,10 @@ class Collector:
         """Decide the host's final status and store it (its host.json; run.json is written at the end)."""
         if state.finished:
             return
+        if reason_if_unfinished and state.result.interrupted:  # where the stop caught it, in its reason too
+            reason_if_unfinished = f"{reason_if_unfinished} during {state.result.interrupted}"
+            if state.plan is None:  # detect or provision: nothing measured, and not a good host either
+                fail(state, HOST_FAILED, reason_if_unfinished)
         if state.plan is not None:
             planned = [c.id for c in state.plan.cells] + [t.id for t in state.plan.tunnels]
             missing = [i for i in planned if i not in state.cells_done]

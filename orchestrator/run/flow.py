@@ -16,6 +16,7 @@ from orchestrator.run.fleet import SNAPSHOT_SECONDS, Collector, HostState, StepR
 from orchestrator.run.matrix import HostPlan
 from orchestrator.run.runner import Interrupt
 from orchestrator.run.stages import Stage, Step, work_dir
+from orchestrator.run.stranded import Stranded
 
 MIN_WAIT = 1.0  # seconds between two polls of one host, at least
 # and at most a quarter of its matrix (but not under 10 s, nor over 60 s): progress and finished logs keep coming
@@ -30,24 +31,19 @@ TRANSIENT_SSH = re.compile(r"Connection reset by peer|kex_exchange_identificatio
                             r"banner exchange|Broken pipe|Shared connection to \S+ closed")
 DETECT_RETRY_WAITS = (1.0, 3.0)
 DIED_RECHECK = 2.0  # a runner that looked dead is looked at again after this
-MAX_RELAUNCHES = 1  # the cells a lost last poll took with its work dir are launched again this often
 NO_ANSWER = "no answer: the pass that asked it failed"
 NO_ANSWER_WORKER = NO_ANSWER + " (a site worker gone?)"  # where a site worker ran it
 
 
 class Phase(enum.Enum):
     """Where a host is on its way, as far as its runner on the host is concerned (and, after the dash, the
-    booleans `launched`, `resend`, `answer_lost`, `forget_failed` that stood for it; `relaunched` became the count
-    `HostFlow.relaunches`):
+    booleans `launched`, `resend`, `forget_failed` that stood for it):
 
     NEW            detect, install, plan: nothing of the run is on the host yet           - none set
     LAUNCHED       a launch was handed out: its runner and work dir may be on the host (the cleanup play's, should
                    the run stop or the host fail)                                        - launched
     ANSWER_LOST    launched, and the last poll's answer was lost on the way: the next poll ships everything
                    again (`poll again`)                                                  - launched, resend
-    FORGET_LOST    ... and that poll may have removed the work dir (`poll forget`): a next poll that finds it gone
-                   launches the cells not stored yet again (MAX_RELAUNCHES), or, none missing, the host is done
-                                                                                         - launched, resend, answer_lost
     FORGET_FAILED  finished with every log here, but its work dir could not be removed: the cleanup play does it
                                                                                          - launched, forget_failed
     """
@@ -55,7 +51,6 @@ class Phase(enum.Enum):
     NEW = "new"
     LAUNCHED = "launched"
     ANSWER_LOST = "answer lost"
-    FORGET_LOST = "forget lost"
     FORGET_FAILED = "forget failed"
 
     @property
@@ -65,7 +60,7 @@ class Phase(enum.Enum):
     @property
     def resends(self) -> bool:
         """The next poll ships again what earlier polls shipped (`poll again`)."""
-        return self in (Phase.ANSWER_LOST, Phase.FORGET_LOST)
+        return self is Phase.ANSWER_LOST
 
 
 class Transport(enum.Enum):
@@ -121,13 +116,29 @@ class HostFlow:
     answer: StepResult = field(default_factory=StepResult)  # what its last launch or poll said
     detect_retries: int = 0
     launch_retries: int = 0
-    relaunches: int = 0
     direct: list[str] | None = None  # its session's command line (hostlink.exec_step): polled without Ansible
+    stranded: list[Stranded] = field(default_factory=list)  # work dirs of dead runs to collect, after detect
 
     def handed_out(self, step: Step) -> None:
         """A step goes to the host: from a launch on, its runner may be there."""
         if step.stage is Stage.LAUNCH and self.phase is Phase.NEW:
             self.phase = Phase.LAUNCHED
+
+
+def interrupted_stage(flow: HostFlow, cells_ran: int) -> str:
+    """The stage a run's stop caught an unfinished host at (HostResult.interrupted): detect, provision (installing
+    OpenSSL, or detecting again after it), cells (from its plan on: its cells had not all run), or fetch (every cell
+    ran on the host, `cells_ran` of them, and some logs had not come back)."""
+    stage = flow.step.stage if flow.step is not None else None
+    if flow.phase is Phase.NEW:
+        if stage in (Stage.DETECT, Stage.COLLECT, Stage.COLLECT_FORGET) or (
+                stage is None and flow.state.plan is None and not flow.state.provision):
+            return "detect"
+        if stage in (Stage.INSTALL, Stage.DETECT_AGAIN) or flow.state.plan is None:
+            return "provision"
+        return "cells"
+    plan = flow.state.plan
+    return "fetch" if plan is not None and cells_ran >= len(plan.cells) else "cells"
 
 
 def progress_wait(plan: HostPlan) -> float:
@@ -155,17 +166,15 @@ def left_on_hosts(collector: Collector, flows: dict[str, HostFlow], interrupted:
     return left + [name for name, flow in flows.items() if flow.phase is Phase.FORGET_FAILED and name not in left]
 
 
-def say_unsaved(run_id: str, flows: dict[str, HostFlow], left: list[str]) -> None:
-    """The results cannot be written: where the logs not saved wait on the hosts, and whose are lost."""
-    gone = [name for name in left if flows[name].answer.forgotten]
-    kept = [name for name in left if name not in gone]
+def say_unsaved(run_id: str, flows: dict[str, HostFlow], left: list[str], *, written: bool = False) -> None:
+    """The results cannot be written (or, `written`, have too little room to risk it): where the logs not saved wait
+    on the hosts (the next `sslbench run` on them collects them)."""
+    kept = left
     if kept:
-        print("sslbench: the results cannot be written, so the logs not yet saved stay on the hosts, in their work "
-              "dirs (a reboot clears /tmp): " + ", ".join(f"{name} {work_dir(run_id, name)}" for name in kept),
-              file=sys.stderr)
-    if gone:  # the results filled up between the poll's room check and its answer
-        print("sslbench: the results cannot be written, and the last logs of " + ", ".join(gone)
-              + " are lost: their last poll had removed the work dir", file=sys.stderr)
+        why = "have too little room left" if written else "cannot be written"
+        print(f"sslbench: the results {why}, so the logs not yet saved stay on the hosts, in their work "
+              "dirs (a reboot clears /tmp; the next `sslbench run` on them collects them): "
+              + ", ".join(f"{name} {work_dir(run_id, name)}" for name in kept), file=sys.stderr)
 
 
 def judge_poll(collector: Collector, name: str, schedule: Schedule, now: float, answer: StepResult,
@@ -191,6 +200,9 @@ def judge_poll(collector: Collector, name: str, schedule: Schedule, now: float, 
         fail(state, HOST_FAILED, died_reason(answer.message))
     elif answer.state == "stopped":
         fail(state, HOST_FAILED, "the benchmark was stopped on the host")
+    elif answer.state == "stranded":
+        fail(state, HOST_FAILED, "the benchmark stopped itself on the host: no word from this controller reached it "
+                                 "in time (its lease lapsed)")
     elif answer.state == "gone":
         fail(state, HOST_FAILED, "its work dir was gone before everything was shipped (the host rebooted, or "
                                  "something cleaned /tmp)")

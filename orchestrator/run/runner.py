@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ def _pty_init_without_close_delay(self: Any, *positional: Any, **keywords: Any) 
 ptyprocess.PtyProcess.__init__ = _pty_init_without_close_delay
 
 from orchestrator.run.ansible_options import AnsibleOptions
+from orchestrator.run import privatedir
 from orchestrator.run.config import RunConfig
 from orchestrator.run.inventory import shipped_dir
 from orchestrator.run.workers import Worker, local_limit, worker_limit
@@ -188,8 +188,8 @@ class Interrupt:
             return self.cause
         said = "interrupted (Ctrl-C)" if self.signal_name in ("", "SIGINT") else f"interrupted ({self.signal_name})"
         if self.aborted:  # the hosts were left as they were: say what may still be there
-            said += (" and aborted at once: openssl may still run on the hosts, and the logs of cells not brought "
-                     "back stay in their work dir there")
+            said += (" and aborted at once: openssl runs on the hosts until their runner's lease "
+                     "lapses, and the logs of cells not brought back wait there for the next run")
         return said
 
     def abort(self) -> None:
@@ -236,7 +236,7 @@ class Driver:
         # (-i, -e @file, --private-key, --vault-password-file, ssh -F), ./ansible.cfg and relative ANSIBLE_* paths
         # mean there what they mean to ansible-playbook (ansible-runner would run it in its private project dir)
         self.start_dir = Path.cwd()
-        self.private_dir = Path(tempfile.mkdtemp(prefix="sslbench-runner-"))
+        self.private_dir = privatedir.make()  # (and those of runs killed before removing theirs go)
         self.project_dir = self.private_dir / "project"
         shutil.copytree(PLAYBOOK_DIR, self.project_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         self.shipped_dir = self.project_dir / SHIPPED

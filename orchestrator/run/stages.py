@@ -10,7 +10,9 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
+import itertools
 import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -27,10 +29,17 @@ from orchestrator.run.runner import PLAYBOOK_DIR
 # The playbook's one task, as Ansible's events name it
 STEP_TASK = "Run the host's steps"
 HEREDOC = "SSLBENCH_{}_EOF"
-# A launch that waited for a short matrix, and a last poll, remove the work dir themselves, unless the results
-# have less room than this: should writing them fail, what the host shipped must still be on it (the controller
-# removes a work dir only after saving its logs)
+# The cleanup play removes a stopped run's work dir after shipping its logs only while the results have this much
+# room: should writing them fail, what the host shipped must still be on it
 ROOM_TO_FORGET = 64 * 1024 * 1024
+# The lease each launch, poll and forget renews (playbooks/files/sslbench-run.sh: the runner stops once it lapses).
+# While the step's `sh -s` session lives (sslbench_step keeps one open for all of a host's steps where it can) the
+# lease holds; once that session is gone, LEASE_GRACE seconds are left: the controller died, or it is done with the
+# host. Without a session (single execs, polls from a later pass), each step grants TTL: at most two poll intervals,
+# the retries of an SSH failure, and LEASE_MARGIN for a pass of Ansible to reach the host among many.
+LEASE_GRACE = 30
+LEASE_MARGIN = 120
+_lease_serial = itertools.count(1)
 
 
 class Stage(enum.Enum):
@@ -44,6 +53,9 @@ class Stage(enum.Enum):
     LAUNCH = "Ship the runner and its cells, and start it"
     POLL = "Poll the benchmark"
     FORGET = "Remove the work dir of a finished benchmark"
+    # after detect: the logs a run whose controller died left on the host (orchestrator/run/stranded.py)
+    COLLECT = "Collect the logs a stopped run left on the host"
+    COLLECT_FORGET = "Remove the work dir a stopped run left, its logs saved"
 
     @property
     def bench(self) -> bool:
@@ -58,7 +70,6 @@ class Step:
     stage: Stage
     script: str
     due: float = 0.0
-    forgets: bool = False  # a poll that removes the work dir itself once the run finished and all is shipped
 
     @property
     def task(self) -> str:
@@ -91,7 +102,22 @@ def work_dirs(run_id: str, hosts: list[str]) -> dict[str, dict[str, str]]:
     return {"sslbench_workdirs": {host: work_dir(run_id, host) for host in hosts}}
 
 
-def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wait: int = 0) -> str:
+def lease(every: float, retries: float, *, held: bool) -> str:
+    """SSLBENCH_LEASE for one step: a serial of its own (the runner sees a renewal by the change), the TTL for a
+    host polled every `every` seconds whose SSH failures are retried over `retries`, and the grace once its session
+    is gone: LEASE_GRACE where the controller `held` the session for the host's next steps, else the whole TTL (its
+    task ends after this step, closing the session, and a later pass or exec asks next)."""
+    ttl = int(2 * every + retries + LEASE_MARGIN)
+    return f"{next(_lease_serial)} {ttl} {LEASE_GRACE if held else ttl}"
+
+
+def unheld(script: str) -> str:
+    """A step's script whose lease gives the whole TTL as grace: its session will not be held for the next step."""
+    return re.sub(r"SSLBENCH_LEASE='(\d+) (\d+) \d+'", r"SSLBENCH_LEASE='\1 \2 \2'", script)
+
+
+def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wait: int = 0,
+                    lease_words: str = "") -> str:
     """The one script a host gets: it writes the work dir (the runner, the conditions script, its cells) and
     starts the runner detached; with `wait`, it stays until the runner ends (at most that many seconds) and
     prints what a poll prints. Asked again after a lost answer, it finds its runner and says it started."""
@@ -100,7 +126,10 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
         f"# sslbench launcher, run {run_id}: the work dir and the runner (orchestrator/run/stages.py writes this)",
         "umask 077",
         f"dir={shlex.quote(work_dir(run_id, plan.host))}",
-        'if [ -s "$dir/pid" ]; then echo "@@sslbench-state started"; exit 0; fi  # launched before: answer lost',
+        *([f"SSLBENCH_LEASE={shlex.quote(lease_words)}"] if lease_words else []),
+        # launched before, its answer lost: its runner's lease renewed (the session it named may be the lost one)
+        'if [ -s "$dir/pid" ]; then SSLBENCH_LEASE=$SSLBENCH_LEASE sh "$dir/run.sh" renew;'
+        ' echo "@@sslbench-state started"; exit 0; fi',
         '[ ! -e "$dir" ] || rm -rf "$dir"',
         # a file cut short (/tmp full) must not run: say so, and leave no half work dir filling /tmp
         'cannot() { echo "sslbench: cannot write $1 in $dir (is /tmp full or read-only?)" >&2; cd /; rm -rf "$dir";'
@@ -125,20 +154,21 @@ def launcher_script(run_id: str, plan: HostPlan, openssl: str, idle_max: int, wa
     return "\n".join(parts) + "\n"
 
 
-def runner_command(run_id: str, host: str, command: str) -> str:
-    """A command of the host's runner (run.sh in its work dir)."""
-    return f"sh {shlex.quote(work_dir(run_id, host))}/run.sh {command}\n"
+def runner_command(run_id: str, host: str, command: str, lease_words: str = "") -> str:
+    """A command of the host's runner (run.sh in its work dir), renewing its lease when given."""
+    renew = f"SSLBENCH_LEASE={shlex.quote(lease_words)} " if lease_words else ""
+    return f"{renew}sh {shlex.quote(work_dir(run_id, host))}/run.sh {command}\n"
 
 
-def poll_step(run_id: str, host: str, due: float, *, forgets: bool, again: bool = False) -> Step:
-    """A poll. With `forgets` (the results have room), the poll that finds the run finished and ships its last
-    logs removes the work dir too: no forget step (an SSH exec) after it. `again`: the last poll's answer was lost,
-    so what earlier polls shipped comes again. A work dir already gone says so instead of failing the shell."""
+def poll_step(run_id: str, host: str, due: float, *, again: bool = False, lease_words: str = "") -> Step:
+    """A poll, renewing the runner's lease. It never removes the work dir: the controller may die between its answer
+    and saving the logs in it (a `forget` follows once they are saved). `again`: the last poll's answer was lost, so
+    what earlier polls shipped comes again. A work dir already gone says so instead of failing the shell."""
     work = shlex.quote(work_dir(run_id, host))
-    words = "poll" + (" forget" if forgets else "") + (" again" if again else "")
+    words = "poll" + (" again" if again else "")
     gone = f'[ -d {work} ] || {{ echo; echo "{protocol.STATE}gone"; exit 0; }}\n'
-    script = gone + runner_command(run_id, host, words)
-    return Step(Stage.POLL, script, due, forgets)
+    script = gone + runner_command(run_id, host, words, lease_words)
+    return Step(Stage.POLL, script, due)
 
 
 def results_have_room(run_dir: Path) -> bool:

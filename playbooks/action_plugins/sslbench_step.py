@@ -270,7 +270,9 @@ class Session:
         """The step's outcome; None when the step surely did not run (the session never reached the host, or was
         gone before the step was written): it is then run as a single exec."""
         tail = b"\n) </dev/null\necho \"" + self.marker + b" $?\"\necho " + self.marker + b" >&2\n"
-        data = memoryview(b"(\n" + script.rstrip(b"\n") + tail)
+        # SSLBENCH_SESSION: this shell, which lives as long as the controller keeps the host's task: a runner's lease
+        # holds while it does (playbooks/files/sslbench-run.sh)
+        data = memoryview(b"(\nSSLBENCH_SESSION=$$; export SSLBENCH_SESSION\n" + script.rstrip(b"\n") + tail)
         try:
             while data:  # an unbuffered pipe may take part of it
                 data = data[self.proc.stdin.write(data):]

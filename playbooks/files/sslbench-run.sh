@@ -2,25 +2,33 @@
 # It lives in its own work dir (/tmp/sslbench.<run-id>.<host hash>) next to cells.txt (`id<TAB>pin<TAB>openssl args` per
 # line; pin is the CPU taskset pins the cell to, or -) and conditions.sh (the evidence, docs/trust.md).
 #   sh run.sh launch OPENSSL [IDLE_MAX [WAIT]]   (the launcher sources it: `set -- launch ...; . ./run.sh`)
-#                             start the runner detached from this SSH session and return at once, or with WAIT
-#                             (seconds) once it ended or WAIT passed, printing what a poll prints (and, when it
-#                             finished and shipped everything, forgetting the work dir at once)
+#                             start the runner detached from this SSH session, and its lease's watchdog, and
+#                             return at once, or with WAIT (seconds) once it ended or WAIT passed, printing what a
+#                             poll prints (the work dir stays until the controller, with the logs, says `forget`)
 #   sh run.sh start OPENSSL [IDLE_MAX]
 #                             the runner itself (in the foreground; without setsid the launch runs it in a
 #                             subshell instead): with conditions.sh, idle gate (at most IDLE_MAX s, 0 = none) and
 #                             snapshot first, every cell through conditions.sh's `cell` (evidence appended to its
 #                             log), snapshot after; logs/conditions-{idle,before,after}.log
-#   sh run.sh poll [forget] [again]
-#                             print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs);
-#                             with `forget`, a poll that found the run finished and shipped its last logs
-#                             removes the work dir too (the controller then sends no forget); with `again` (the
-#                             last poll's answer was lost on the way), what earlier polls shipped goes again
-#   sh run.sh forget          remove the work dir of a finished run whose every log was shipped
+#   sh run.sh poll [again]    print progress and ship up to ~12 KB of finished logs (dropbear cuts long outputs);
+#                             with `again` (the last poll's answer was lost on the way), what earlier polls shipped
+#                             goes again. A poll never removes the work dir: its answer may never be saved
+#   sh run.sh forget          remove the work dir of a finished (or stranded) run whose every log was shipped,
+#                             sent by the controller once it has saved them
 #   sh run.sh stop            kill the runner and its openssl processes (Ctrl-C on the controller), and a measured
 #                             tunnel's processes and namespaces (tunnel.sh cleanup)
+#   sh run.sh renew           renew the lease only (a launch asked again, its runner found)
+# The lease: the runner lives only as long as its controller wants it. Every command the controller sends with
+# SSLBENCH_LEASE="SERIAL TTL GRACE" renews it (file `lease`: those and the step's session, SSLBENCH_SESSION, the
+# `sh -s` that carries every step of the host where the controller keeps one open, with its start time). A watchdog
+# (watch_lease) counts TTL seconds down from the last renewal, restarted while that session lives; once the session
+# is gone at most GRACE are left (the controller died, or closed it: done with the host). At zero it stops the
+# runner and its openssl and strands the work dir: only run.sh, the logs not known to be saved, `progress` and
+# `stranded` stay, for the next run on the host to collect (`poll again`, then `forget`).
 # Files: pid (the runner's pid), child.pid, progress, runner.out (what the runner itself printed: the host's
 # words when it fails), evidence.txt (the running cell's), logs/<id>.log (finished cells not yet shipped, each
-# between the markers a poll prints), shipped/<id>.log.
+# between the markers a poll prints), shipped/<id>.log, lease (the last renewal: SERIAL TTL GRACE SESSION SINCE),
+# stranded (the lease lapsed: the runner is gone, the logs wait for a controller).
 # Every output starts with an empty line: a login shell's start-up text without a newline (a title escape, a
 # banner) then ends on a line of its own instead of gluing onto the first marker.
 MAX_SHIP=12000
@@ -88,6 +96,85 @@ conditions_log() {
     log_end "$_id" "$_log"
 }
 
+LEASE_TICK=2  # seconds between two looks of the watchdog: one `sleep` per look, nothing else started
+
+# started_at PID: sets STARTED to the process's start time (field 22 of its stat, after the name, which may hold
+# spaces); fails when it is gone or a zombie. With the pid it names one process, even once the pid is reused.
+started_at() {
+    STARTED=
+    read -r _stat < "/proc/$1/stat" 2>/dev/null || return 1
+    set -f
+    # shellcheck disable=SC2086  # the words of stat after the name, on purpose
+    set -- ${_stat##*) }
+    set +f
+    [ "$1" != Z ] && [ $# -ge 20 ] || return 1
+    STARTED=${20}
+}
+
+# renew_lease: the controller's SSLBENCH_LEASE ("SERIAL TTL GRACE") and the session it came over, in `lease`
+renew_lease() {
+    [ -n "${SSLBENCH_LEASE:-}" ] || return 0
+    _session=${SSLBENCH_SESSION:--} _since=-
+    if [ "$_session" != - ] && started_at "$_session"; then _since=$STARTED; else _session=-; fi
+    echo "$SSLBENCH_LEASE $_session $_since" > lease 2>/dev/null || :
+}
+
+# The watchdog: a subshell of the launch holding none of the session's descriptors, HUP ignored (as the runner).
+start_watchdog() {
+    [ -f lease ] || return 0  # launched by hand, without a lease: nothing to watch
+    # a subshell: dash keeps a copy of the descriptors a function call redirects, the session's among them
+    # shellcheck disable=SC2217  # the session's descriptors closed on purpose
+    ( watch_lease ) </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+    echo $! > watchdog.pid
+}
+
+watch_lease() {
+    _last='' _left=0 _held=''
+    while [ -e run.sh ] && ! [ -e stranded ]; do
+        _line=''
+        read -r _line < lease 2>/dev/null
+        set -f
+        # shellcheck disable=SC2086  # SERIAL TTL GRACE SESSION SINCE
+        set -- $_line
+        set +f
+        if [ $# -eq 5 ]; then  # (a lease being written reads empty: not a lapse)
+            if [ "$_line" != "$_last" ]; then  # renewed: TTL from now, held by its session while it lives
+                _last=$_line _left=$2 _held=$4
+                [ "$4" = - ] && _held=''
+            fi
+            if [ -n "$_held" ] && started_at "$4" && [ "$STARTED" = "$5" ]; then
+                _left=$2
+            elif [ -n "$_held" ]; then  # the session is gone: at most GRACE more
+                _held=''
+                [ "$_left" -le "$3" ] || _left=$3
+            fi
+        fi
+        if [ "$_left" -le 0 ]; then
+            lapse
+            return 0
+        fi
+        sleep "$LEASE_TICK"
+        _left=$((_left - LEASE_TICK))
+    done
+}
+
+# The lease lapsed: no controller wants this run any more. Its runner and openssl stop; what a controller may not
+# have saved stays (the logs, finished cells only), what only this run needed goes.
+lapse() {
+    echo "lapsed" >> progress
+    stop_runner
+    rm -f conditions.sh tunnel.sh cells.txt evidence.txt runner.out child.pid pid waited lease progress.sent watchdog.pid \
+        ./*.log
+    set -- logs/* shipped/*
+    for _log do
+        if [ -f "$_log" ]; then
+            : > stranded
+            return 0
+        fi
+    done
+    remove_work_dir  # nothing to collect: nothing stays
+}
+
 launch() {
     # HUP ignored before forking (and so in the runner: an ignored signal stays ignored across exec): a pty the
     # session may have hangs up as soon as this shell exits. OpenWrt's BusyBox has no nohup, and no setsid before
@@ -95,8 +182,10 @@ launch() {
     # ignored, with none of the session's descriptors open. Its pid is written here at once (it writes its own
     # too): a runner that failed to start is found dead by the next poll, which ships what it said (runner.out).
     trap '' HUP
+    renew_lease
     if ! [ "${3:-0}" -gt 0 ] 2>/dev/null; then
         start_runner "$1" "$2"
+        start_watchdog
         echo "@@sslbench-state started"
         return 0
     fi
@@ -115,21 +204,11 @@ launch() {
         # so after this shell wrote `waited` and was gone)
         [ -e waited ] || ! [ -e cells.txt ] || kill "$sleeper" 2>/dev/null
     ) </dev/null >/dev/null 2>&1 &
+    start_watchdog
     echo "@@sslbench-state started"
     wait "$sleeper"
     : > waited
-    last_poll=1
     poll
-    forget_shipped
-}
-
-# After a last poll (last_poll set): finished and all shipped, the work dir goes now, saving the controller a forget
-# (an SSH exec). Should this output be lost on the way, the controller finds no work dir (a launch's launcher, a
-# poll's `gone`) and runs again the cells whose logs did not come.
-forget_shipped() {
-    if [ "$state" = finished ] && remove_work_dir; then
-        echo "@@sslbench-forgotten"
-    fi
 }
 
 start_runner() {
@@ -269,8 +348,6 @@ SIZES
     [ -n "$moved" ] || return 1
     # shellcheck disable=SC2086  # log names are the controller's [A-Za-z0-9._-] ids
     cat $moved
-    # a last poll (a launch that waited, `poll forget`), every log in this output: the work dir goes next, no move
-    [ "$left" = 1 ] && [ -n "${last_poll:-}" ] && [ "$state" = finished ] && return 1
     # shellcheck disable=SC2086
     mv $moved shipped/
     return "$left"
@@ -280,13 +357,14 @@ SIZES
 # and, given SENT, NEW (the lines after the first SENT), reading the file once with the shell's own `read`: no
 # grep, wc, head or tail.
 read_progress() {
-    STATE=running LINES=0 NEW=
+    STATE=running LINES=0 NEW='' LAPSED=''
     [ -f progress ] || return 0
     while IFS= read -r _line; do
         LINES=$((LINES + 1))
         case $_line in
             finished*) STATE=finished ;;
             stopped*) [ "$STATE" = finished ] || STATE=stopped ;;
+            lapsed*) LAPSED=1 ;;
         esac
         [ -n "$1" ] && [ "$LINES" -gt "$1" ] && NEW="$NEW${NEW:+
 }$_line"
@@ -302,7 +380,7 @@ poll() {
     state=$STATE
     runner=
     [ -f pid ] && read -r runner < pid
-    if [ "$state" = running ] && [ -n "$runner" ] && ! alive "$runner"; then
+    if [ "$state" = running ] && [ -n "$runner" ] && ! alive "$runner" && ! [ -e stranded ]; then
         # Gone: dead only if it did not write `finished` (or `stopped`) just before it exited. Look again.
         read_progress "$shown"
         state=$STATE
@@ -321,6 +399,8 @@ poll() {
         echo "@@sslbench-runner-output"
         tail -n 5 runner.out 2>/dev/null
     fi
+    # its lease lapsed (no word from a controller): what is left to ship is shipped; nothing runs any more
+    [ "$state" != pending ] && [ -n "$LAPSED" ] && state=stranded
     echo "@@sslbench-state $state"
 }
 
@@ -337,7 +417,7 @@ forget() {
     # whose output was lost on the way can be asked again). Returns 0 when it is gone.
     read_progress
     set -- logs/*
-    [ "$STATE" = finished ] && ! [ -e "$1" ] || return 1
+    { [ "$STATE" = finished ] || [ -e stranded ]; } && ! [ -e "$1" ] || return 1
     remove_work_dir
 }
 
@@ -347,7 +427,20 @@ remove_work_dir() {
     cd / && rm -rf "$dir"
 }
 
+# The controller stops the run (Ctrl-C, a failed host): the watchdog goes too, so nothing of the run is left running.
+# The dir is marked stranded: should the controller keep it (the results could not take its logs), the next run
+# collects them; otherwise the cleanup ships them and removes it at once.
 stop() {
+    if [ -f watchdog.pid ]; then
+        read -r _watchdog < watchdog.pid
+        [ -z "$_watchdog" ] || kill_tree TERM "$_watchdog"
+    fi
+    stop_runner
+    : > stranded
+    echo "@@sslbench-state stopped"
+}
+
+stop_runner() {
     if [ -f pid ]; then
         runner=$(cat pid)
         kid=$(cat child.pid 2>/dev/null)
@@ -367,25 +460,19 @@ stop() {
         done
     fi
     # a measured tunnel's processes and namespaces, whether or not its script could clean up after itself
-    [ -f tunnel.sh ] && sh ./tunnel.sh cleanup "$PWD" >/dev/null 2>&1
-    echo "@@sslbench-state stopped"
+    [ ! -f tunnel.sh ] || sh ./tunnel.sh cleanup "$PWD" >/dev/null 2>&1
 }
 
 echo ""
+case "$1" in poll | forget | stop | renew) renew_lease ;; esac
 case "$1" in
     launch) launch "$2" "$3" "$4" ;;
     start) run_cells "$2" "$3" ;;
-    poll) shift
-          for word do
-              case $word in
-                  forget) last_poll=1 ;;
-                  again) resend ;;
-              esac
-          done
-          poll
-          [ -z "${last_poll:-}" ] || forget_shipped ;;
+    poll) [ "$2" != again ] || resend
+          poll ;;
     forget) forget || : ;;  # a dir kept (logs not yet shipped) is not a failed step
     stop) stop ;;
-    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll [forget] [again] | forget | stop" >&2
+    renew) ;;  # (done above)
+    *) echo "usage: run.sh launch OPENSSL [IDLE_MAX [WAIT]] | start OPENSSL [IDLE_MAX] | poll [again] | forget | stop | renew" >&2
        exit 2 ;;
 esac

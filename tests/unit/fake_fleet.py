@@ -51,7 +51,7 @@ def step_kind(script: str) -> str:
         return "detect"
     if "sslbench launcher" in script:
         return "launch"
-    if re.search(r"run\.sh poll( forget)?( again)?$", script.rstrip()):
+    if re.search(r"run\.sh poll( again)?$", script.rstrip()):
         return "poll"
     if script.rstrip().endswith("run.sh forget"):
         return "forget"
@@ -75,23 +75,21 @@ def router(detect_file: str = "rig-openwrt1.detect.txt", finished_after: int = 1
             assert written, "the launcher writes no cells.txt"
             cells[:] = [line.split("\t")[0] for line in shlex.split(written.group(1))[0].splitlines()]
             started = "\n@@sslbench-state started\n"
-            # `set -- launch OPENSSL IDLE_MAX WAIT; . ./run.sh`: it waited for the runner, then printed a poll, and
-            # when that said finished it removed the work dir (as run.sh does)
+            # `set -- launch OPENSSL IDLE_MAX WAIT; . ./run.sh`: it waited for the runner, then printed a poll (the
+            # work dir stays until the controller, having saved the logs, says forget: as run.sh does)
             launch = re.search(r"^set -- launch (.*)$", script, re.M)
             assert launch and script.rstrip().endswith(". ./run.sh"), "the launcher starts no run.sh launch"
             if len(shlex.split(launch.group(1))) != 3:
                 return Outcome("ok", stdout=started)
             poll = answer("poll", "").stdout
-            return Outcome("ok", stdout=started + poll + ("@@sslbench-forgotten\n" if "state finished" in poll else ""))
+            return Outcome("ok", stdout=started + poll)
         if kind == "poll":
             polls[0] += 1
             if polls[0] < finished_after:
                 return Outcome("ok", stdout="\n@@sslbench-progress\n@@sslbench-state running\n")
             done = "".join(f"done {k} {len(cells)} {c} 0\n" for k, c in enumerate(cells, 1))
             logs = "".join(f"@@sslbench-log {c}\n{MR_LOG}\n@@sslbench-endlog {c}\n" for c in cells)
-            # every log fits this output: `poll forget` removes the work dir too, as run.sh does
-            forgot = "@@sslbench-forgotten\n" if re.search(r"poll forget( again)?$", script.rstrip()) else ""
-            return Outcome("ok", stdout=f"\n@@sslbench-progress\n{done}{logs}@@sslbench-state finished\n{forgot}")
+            return Outcome("ok", stdout=f"\n@@sslbench-progress\n{done}{logs}@@sslbench-state finished\n")
         return Outcome("ok")
 
     return answer

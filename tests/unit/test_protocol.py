@@ -24,7 +24,7 @@ def test_split_sections_reads_detect_output_with_pty_line_ends():
 
 def test_every_marker_the_scripts_print_is_one_the_controller_knows():
     known = {protocol.SECTION, protocol.PROGRESS, protocol.LOG.strip(), protocol.ENDLOG.strip(),
-             protocol.RUNNER_OUTPUT, protocol.STATE.strip(), protocol.FORGOTTEN}
+             protocol.RUNNER_OUTPUT, protocol.STATE.strip()}
     printed = set()
     for path in [*FILES.glob("files/*.sh"), *FILES.glob("*.yml")]:
         for mark in re.findall(r"@@sslbench[-:a-z]*", path.read_text()):

@@ -1,0 +1,98 @@
+"""#37 failure 1, its second half: the logs a run whose controller died left on a host (its runner stopped by the
+lapsed lease, playbooks/files/sslbench-run.sh) are collected by the next `sslbench run` on that host, into the run
+they belong to, which then says it was interrupted. The stranded work dir is made by the real runner on this
+machine, and collected through the real run.sh, by the engine over a fleet without SSH (tests/unit/fake_fleet.py)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from fake_fleet import DATA, MR_LOG, FakeDriver, config_for, router
+
+from orchestrator import store
+from orchestrator.model import HOST_FAILED, HOST_OK, OK, Run
+from orchestrator.run import engine as bench, stages, stranded
+from orchestrator.run.config import PlanOptions
+from orchestrator.run.fleet import Collector
+from orchestrator.run.hostlink import Outcome
+from orchestrator.run.matrix import SIZES_NEW, CellPlan, HostPlan, MatrixRequest, capabilities
+from orchestrator.run.progress import ProgressView
+from orchestrator.run.runner import Interrupt
+
+MR_FILE = DATA / "speed" / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt"
+# 001 came back before the controller died; 002 finished on the host after; 003 was cut short by the lapse
+CELLS = [CellPlan(id=f"00{i}-evp-chacha20-poly1305-t1-r{i}", algorithm="chacha20-poly1305", kind="cipher", api="evp",
+                  threads=1, sizes=SIZES_NEW, args=["speed", "-mr", "-evp", "chacha20-poly1305"], seconds=1.0,
+                  repeat=i) for i in (1, 2, 3)]
+
+
+def dead_run(results: Path, host: str) -> tuple[Path, str]:
+    """A run as `kill -9` of its controller leaves it: run.json unfinished, the host planned (plan.json) with its
+    first cell stored, and on the host a stranded work dir made by the real runner whose lease lapsed."""
+    run_dir = store.new_run_dir(results)
+    run = Run(run_id=run_dir.name, created=store.utc_now(), complete=False)
+    store.save_run(run_dir, run)
+    collector = Collector(run, run_dir, ProgressView(live=False, stream=open(results / "view.txt", "w")))
+    state = collector.host(host)
+    state.result.openssl.version = "3.0.19"
+    state.plan = HostPlan(host=host, capabilities=capabilities("3.0.19"), cells=list(CELLS))
+    stranded.save_plan(run_dir, state.dir_name, state.plan)
+    collector.add_log(state, CELLS[0].id, MR_LOG)  # came back: host.json saved as unfinished
+    work = Path(stages.work_dir(run.run_id, host))
+    (work / "logs").mkdir(parents=True)
+    (work / "shipped").mkdir()
+    shutil.copy(stages.PLAYBOOK_DIR / "files" / "sslbench-run.sh", work / "run.sh")
+    (work / "cells.txt").write_text("".join(f"{c.id}\t-\tspeed {'table' if c.repeat < 3 else 'sleep'}\n"
+                                            for c in CELLS[1:]))
+    fake = results / "openssl"
+    fake.write_text(f"#!/bin/sh\ncase $2 in table) cat '{MR_FILE}' ;; *) sleep 30 ;; esac\n")
+    fake.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "SSLBENCH_LEASE": "1 2 2"}  # no session, nobody renews it
+    subprocess.run(["/bin/sh", str(work / "run.sh"), "launch", str(fake), "0"], env=env, check=True,
+                   capture_output=True, timeout=20)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (work / "stranded").exists():
+        time.sleep(0.2)
+    assert (work / "stranded").exists() and [p.name for p in (work / "logs").iterdir()] == [f"{CELLS[1].id}.log"]
+    return run_dir, str(work)
+
+
+def test_the_next_run_collects_a_dead_runs_stranded_logs_into_that_run_and_says_so(tmp_path, clock):
+    old_dir, work = dead_run(tmp_path, "r1")
+    seen = router()
+
+    def host(kind, script):
+        if kind == "detect":  # detect's own output, with the section its stranded-dir listing prints
+            out = seen(kind, script)
+            listing = subprocess.run(["/bin/sh", "-c", stranded.DETECT_SNIPPET], capture_output=True, text=True)
+            return Outcome("ok", stdout=out.stdout + listing.stdout)
+        if work in script:  # the collection: the real run.sh left on the host
+            ran = subprocess.run(["/bin/sh", "-s"], input=script, capture_output=True, text=True, timeout=20)
+            return Outcome("ok" if ran.returncode == 0 else "failed", stdout=ran.stdout, stderr=ran.stderr,
+                           rc=ran.returncode)
+        return seen(kind, script)
+
+    driver = FakeDriver(tmp_path, {"r1": host})
+    run_dir = store.new_run_dir(tmp_path)
+    collector = Collector(Run(run_id=run_dir.name, created=store.utc_now()), run_dir,
+                          ProgressView(live=False, stream=open(tmp_path / "view2.txt", "w")))
+    request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=[1024], threads=[1], apis=["evp"], seconds=1)
+    engine = bench.Engine(driver, collector, config_for(PlanOptions(request=request, idle_wait=0)), Interrupt())
+    engine.run()
+    assert driver.steps["r1"][:3] == ["detect", "poll", "forget"]  # collected, then its own cells
+    assert collector.hosts["r1"].result.status == HOST_OK
+    assert not Path(work).exists()  # nothing left on the host
+    old = store.load_run(old_dir)
+    assert old.complete and old.interrupted == "interrupted (its controller died)"
+    (r1,) = old.hosts
+    assert r1.status == HOST_FAILED and r1.interrupted == "cells"
+    assert f"collected later by run {run_dir.name}" in r1.reason and "1 of 3 cells never finished" in r1.reason
+    ok = {m.repeat for m in r1.measurements if m.status == OK}
+    assert ok == {1, 2}  # the cell that came back before, and the one collected now; none twice
+    assert len([m for m in r1.measurements if m.status == OK]) == 2 * len(SIZES_NEW)
+    assert sorted(Path(log).name for log in r1.logs) == [f"{CELLS[0].id}.log", f"{CELLS[1].id}.log"]
+    assert json.loads((old_dir / "run.json").read_text())["interrupted"] == old.interrupted
