@@ -110,3 +110,100 @@ def test_a_saved_iperf3_log_imports_as_tunnel_measurements(tmp_path, capsys):
     assert cli.main(["import", "--host", "r1", "--tunnel", "wireguard", str(DATA / "client-refused.txt"),
                      "--results", str(tmp_path / "results")]) == 2
     assert "no iperf3 results found" in capsys.readouterr().err
+
+
+# --- real outputs written by other people (tests/data/iperf3/field/, README says where each is from) --------------
+
+FIELD = DATA / "field"
+
+
+def field_log(name: str):
+    from orchestrator.parse.iperf3 import tunnel_log
+    return tunnel_log((FIELD / name).read_text(), "wireguard", "kernel")
+
+
+def figures(name: str) -> list[tuple[str, int, float]]:
+    return [(m.operation, m.threads, m.bytes_per_second * 8 / 1e6) for m in field_log(name).measurements]
+
+
+@pytest.mark.parametrize("name", ["f41_8814au_readme_recv_zero.txt", "f42_rtw_server_R_then_interrupt.txt",
+                                  "f44_ids_pi_server_recv_zero.txt"])
+def test_a_receiver_of_zero_bits_is_skipped_with_why_never_a_figure(name):
+    log = field_log(name)
+    assert log.measurements == []
+    assert "iperf3: the receiver's rate is 0 bits/sec: nothing measured" in log.skipped
+
+
+@pytest.mark.parametrize("rate", ["0.00", "-5.0", "inf", "nan", "1e400"])
+def test_a_rate_that_is_no_rate_is_never_a_figure(rate):
+    from orchestrator.parse.iperf3 import tunnel_log
+    text = (FIELD / "f41_8814au_readme_recv_zero.txt").read_text()
+    line = "[  5]   0.00-23.15  sec  0.00 Bytes  0.00 bits/sec                  receiver"
+    assert line in text
+    log = tunnel_log(text.replace(line, line.replace("0.00 bits/sec", f"{rate} Mbits/sec")), "wireguard")
+    assert log.measurements == [] and log.skipped[0].startswith("iperf3: the receiver's rate is ")
+    raw = json.loads(read("client-forward-1.json"))
+    raw["end"]["sum_received"]["bits_per_second"] = float(rate)
+    log = tunnel_log(json.dumps(raw), "wireguard")
+    assert log.measurements == [] and log.skipped[0].startswith("iperf3: the receiver's rate is ")
+
+
+def test_a_server_whose_sender_line_has_the_retransmits_sent_it_was_reverse():
+    text = (FIELD / "f42_rtw_server_R_then_interrupt.txt").read_text()
+    # the server's summary of an -R test, with its interrupt after it: the server sent
+    [sent, interrupted] = parse_text("Server listening on 5201\n" + text)
+    assert (sent.side, sent.reverse, sent.retransmits) == (Side.SERVER, True, 4)
+    assert sent.sender_bits_per_second == 29.2e6 and interrupted.error == "interrupt - the server has terminated"
+
+
+def test_runs_pasted_without_their_start_lines_are_read_apart():
+    # four runs (one, -P 10, -P 10 -R, UDP) after `$ iperf3 -c …` lines only
+    assert figures("f18_tanezky_unraid_blog_full.md") == [("forward", 1, 941.0), ("forward", 10, 941.0),
+                                                          ("reverse", 10, 940.0)]
+    assert "iperf3: a UDP test: not a TCP tunnel measurement" in field_log("f18_tanezky_unraid_blog_full.md").skipped
+    # two -R runs, the second's only start is its interval table
+    assert figures("f35_cn_bbr_blog_two_R_runs_full.txt") == [("reverse", 1, 12.0), ("reverse", 1, 14.1)]
+    assert figures("f23_smartnic_P24_sum_only.txt") == [("forward", 24, 22500.0), ("forward", 24, 22500.0)]
+
+
+@pytest.mark.parametrize("name, streams", [("f22_japanese_notes_P4_sum_only.txt", 4),
+                                           ("f24_shellsession_P3_sum.txt", 3),
+                                           ("f18_tanezky_unraid_blog_full.md", 10)])
+def test_streams_are_counted_without_connected_lines(name, streams):
+    assert streams in [m.threads for m in field_log(name).measurements]
+
+
+def test_a_sum_line_alone_without_the_count_is_not_one_stream():
+    from orchestrator.parse.iperf3 import tunnel_log
+    text = (FIELD / "f22_japanese_notes_P4_sum_only.txt").read_text().replace(" -P 4", "")
+    log = tunnel_log(text, "wireguard")
+    assert log.measurements == [] and log.skipped == ["iperf3: several streams ([SUM]) but not how many"]
+
+
+def test_bytes_per_second_units_of_dash_f_are_read_times_eight_binary():
+    # `-f M`: 4209 MBytes/sec received; iperf3 prints bytes in 2^20 (41.3 GBytes in 10 s is 4229 MiB/s, not 4435)
+    [(operation, streams, mbits)] = figures("f37_k8s_cn_fM_MBytes.txt")
+    assert (operation, streams) == ("forward", 1) and mbits * 1e6 == 4209 * 8 * 2 ** 20
+
+
+def test_get_server_output_the_clients_receiver_line_wins():
+    results = parse_text((FIELD / "f32_esnet476_get_server_output_314.txt").read_text())
+    client = [r for r in results if r.side is not Side.SERVER]
+    assert [(r.receiver_bits_per_second, r.reverse) for r in client] == [(3.77e6, False)]
+    assert any(r.side is Side.SERVER and r.receiver_bits_per_second == 3768e3 for r in results)
+    assert figures("f32_esnet476_get_server_output_314.txt") == [("forward", 1, 3.77)]
+
+
+def test_a_quoted_paste_is_read_without_its_quote_marks():
+    assert figures("f40_netdev_quoted_before_after.txt") == [("forward", 1, 152.0), ("forward", 1, 777.0)]
+
+
+@pytest.mark.parametrize("name", ["f27_openwisp_json_udp_39.json", "f04_esnet841_udp_summary.txt"])
+def test_udp_is_never_a_tcp_tunnel_figure(name):
+    log = field_log(name)
+    assert log.measurements == [] and log.skipped[0] == "iperf3: a UDP test: not a TCP tunnel measurement"
+
+
+def test_rates_are_scaled_exactly_from_the_printed_number():
+    got = [m.bytes_per_second for m in field_log("f21_wgbench_teelfox_5tests.md").measurements]
+    assert 4140e6 / 8 in got and all(rate == int(rate) for rate in got)  # never 4139.999999999999 Mbit/s
