@@ -207,3 +207,32 @@ def test_udp_is_never_a_tcp_tunnel_figure(name):
 def test_rates_are_scaled_exactly_from_the_printed_number():
     got = [m.bytes_per_second for m in field_log("f21_wgbench_teelfox_5tests.md").measurements]
     assert 4140e6 / 8 in got and all(rate == int(rate) for rate in got)  # never 4139.999999999999 Mbit/s
+
+
+@pytest.mark.parametrize("name, why", [
+    ("f10_esnet1751_error_3171.txt", "iperf3: unable to connect to server - server may have stopped running"),
+    ("f41_8814au_readme_recv_zero.txt", "iperf3: the receiver's rate is 0 bits/sec"),
+    ("f04_esnet841_udp_summary.txt", "iperf3: a UDP test: not a TCP tunnel measurement")])
+def test_a_refused_import_says_why(tmp_path, capsys, name, why):
+    from orchestrator import cli
+    assert cli.main(["import", "--host", "r1", "--tunnel", "wireguard:kernel", str(FIELD / name),
+                     "--results", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err
+    assert "no iperf3 results found in it: " + why in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("tunnel", ["foo", "wg:kernel", "wireguard:foo", "wireguard\n", "", "wireguard:",
+                                    "wire\x1bguard"])
+def test_a_tunnel_not_measured_by_sslbench_is_refused_with_the_allowed_ones(tmp_path, capsys, tunnel):
+    from orchestrator import cli
+    assert cli.main(["import", "--host", "r1", "--tunnel", tunnel, str(DATA / "client-forward-1.txt"),
+                     "--results", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err
+    assert "wireguard, openvpn-aes-256-gcm, openvpn-chacha20-poly1305" in err and "openvpn-dco" in err
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
+def test_a_tunnel_name_is_lower_cased():
+    from orchestrator.analysis.imported import tunnel_name
+    assert tunnel_name("WireGuard:Kernel") == "wireguard:kernel"
+    assert tunnel_name("OpenVPN-AES-256-GCM:openvpn-dco") == "openvpn-aes-256-gcm:openvpn-dco"
