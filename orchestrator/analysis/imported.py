@@ -30,6 +30,8 @@ def parse_logs(paths: list[Path], texts: list[str], tunnel: str | None = None) -
             raise UserError(f"{path}: no {what} found in it: {'; '.join(dict.fromkeys(log.skipped))}")
         if not log.measurements:
             raise UserError(f"{path}: no {what} found in it; is it the output of `{program}`?")
+        for why in dict.fromkeys(log.skipped if tunnel is not None else []):  # a test left out is said, never quiet
+            print(f"sslbench: warning: {path}: a test left out: {why}", file=sys.stderr)
     return parsed
 
 

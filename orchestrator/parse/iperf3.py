@@ -1,7 +1,8 @@
 """iperf3's output, JSON (`-J`) or plain text, client or server side (3.x), into typed results: one `Iperf3Result`
 per test in the text (several runs saved one after the other read apart).
 
-Rates are bits per second as iperf3 prints them (decimal units: `Mbits/sec` is 10^6). The sender's and the
+Rates are bits per second as iperf3 prints them (decimal units: `Mbits/sec` is 10^6; `-f M`'s `MBytes/sec` is
+2^20 bytes), scaled exactly from the printed number. The sender's and the
 receiver's rate are both kept: the receiver's is what went through (the figure sslbench stores); a plain text
 server prints only its own side, so the other stays None. Pure: text in, data out; never raises.
 

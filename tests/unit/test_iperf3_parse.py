@@ -236,3 +236,20 @@ def test_a_tunnel_name_is_lower_cased():
     from orchestrator.analysis.imported import tunnel_name
     assert tunnel_name("WireGuard:Kernel") == "wireguard:kernel"
     assert tunnel_name("OpenVPN-AES-256-GCM:openvpn-dco") == "openvpn-aes-256-gcm:openvpn-dco"
+
+
+def test_a_test_left_out_of_an_import_is_said(tmp_path, capsys):
+    from orchestrator import cli
+    assert cli.main(["import", "--host", "r1", "--tunnel", "wireguard:kernel",
+                     str(FIELD / "f18_tanezky_unraid_blog_full.md"), "--results", str(tmp_path / "results")]) == 0
+    err = capsys.readouterr().err
+    assert "a test left out: iperf3: a UDP test: not a TCP tunnel measurement" in err
+
+
+@pytest.mark.parametrize("path", sorted(FIELD.glob("f*")), ids=lambda p: p.name)
+def test_every_cut_of_every_field_output_reads_without_raising(path):
+    from orchestrator.parse.iperf3 import tunnel_log
+    text = path.read_text()
+    for cut in range(0, len(text), max(len(text) // 60, 1)):
+        tunnel_log(text[:cut], "wireguard")
+        tunnel_log(text[cut:], "wireguard")
