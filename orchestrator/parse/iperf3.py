@@ -234,7 +234,7 @@ def _begins(current: _Test, line: str, version: str | None) -> _Test:
         test = _Test(version=version) if fresh else current
         _read_command(test, command["args"].split())
         return test
-    if _HEADER.match(line) and current.rates:  # a new table after a finished summary: the next run
+    if (_HEADER.match(line) or _CONNECTED.match(line)) and current.rates:  # after a finished summary: the next run
         return _Test(side=current.side, version=version)
     return current
 
@@ -313,8 +313,11 @@ def _reverse(test: _Test, sender: tuple[float, float, int | None] | None,
     whose it is is read as the client's, the usual paste."""
     if test.reverse:
         return True
-    if test.local_sends is not None:
-        return test.local_sends if test.side is Side.SERVER else not test.local_sends
+    sends = test.local_sends
+    if sends is False and not (sender and sender[2] is not None):
+        sends = None  # a table without `Retr` is also a sender's where the system has none (Windows, macOS)
+    if sends is not None:
+        return sends if test.side is Side.SERVER else not sends
     if test.side is Side.SERVER:
         if sender is None and receiver is None:
             return None

@@ -253,3 +253,15 @@ def test_every_cut_of_every_field_output_reads_without_raising(path):
     for cut in range(0, len(text), max(len(text) // 60, 1)):
         tunnel_log(text[:cut], "wireguard")
         tunnel_log(text[cut:], "wireguard")
+
+
+def test_a_table_without_retr_is_reverse_only_where_the_sender_had_them():
+    text = (FIELD / "f35_cn_bbr_blog_two_R_runs_full.txt").read_text()
+    second = text[text.index("[  5] local 192.168.101.81 port 62600"):]
+    # the second -R run alone: its sender counted retransmits, so a table without them was the receiver's
+    [result] = parse_text(second)
+    assert (result.reverse, result.retransmits, result.streams) == (True, 3443, 1)
+    # a sender without retransmits (Windows, macOS): the same table says nothing of the direction
+    no_retr = second.replace("  3443             sender", "                   sender")
+    [result] = parse_text(no_retr)
+    assert result.retransmits is None and result.reverse is False
