@@ -162,7 +162,7 @@ _CONNECTED = re.compile(r"^\[\s*(\d+)\]\s+local\s+\S+\s+port\s+\d+\s+connected t
 _STARTS = re.compile(r"^(?:Connecting to host |Server listening on |Accepted connection from )")
 _SERVER_OUTPUT = "Server output:"  # `--get-server-output`: the other side's text follows the client's
 _HEADER = re.compile(r"^\[ ID\]\s+Interval\b")
-_COMMAND = re.compile(r"(?:^|[\s$#>])iperf3\s+(?P<args>(?:.*\s)?-[cs](?:\s.*)?)$")
+_COMMAND = re.compile(r"(?:^|[\s$#>])iperf3\s+(?P<args>(?:.*\s)?-(?:[cs]|-client|-server)(?:[\s=].*)?)$")
 _ERROR = re.compile(r"^iperf3: (?:error - )?(.*)$")
 _VERSION = re.compile(r"^iperf (\d+\.\d+(?:\.\d+)?)")
 # a quoted paste (e-mail, forum, Markdown: `> `, `>>`, `> > `) loses its marks, as parse/console.py does for openssl
@@ -241,8 +241,8 @@ def _begins(current: _Test, line: str, version: str | None) -> _Test:
 
 def _read_command(test: _Test, args: list[str]) -> None:
     for index, arg in enumerate(args):
-        if arg in ("-c", "--client", "-s", "--server"):
-            test.side = Side.SERVER if arg in ("-s", "--server") else Side.CLIENT
+        if arg in ("-c", "--client", "-s", "--server") or arg.startswith(("--client=", "--server=")):
+            test.side = Side.SERVER if arg.startswith(("-s", "--server")) else Side.CLIENT
         elif arg in ("-R", "--reverse"):
             test.reverse = True
         elif arg in ("-u", "--udp"):

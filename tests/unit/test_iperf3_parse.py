@@ -265,3 +265,12 @@ def test_a_table_without_retr_is_reverse_only_where_the_sender_had_them():
     no_retr = second.replace("  3443             sender", "                   sender")
     [result] = parse_text(no_retr)
     assert result.retransmits is None and result.reverse is False
+
+
+@pytest.mark.parametrize("command", ["iperf3 --client 172.31.2.221 -t 10 --parallel 4",
+                                     "iperf3 -t 10 --parallel=4 --client=172.31.2.221",
+                                     "iperf3 -c 172.31.2.221 -P4"])
+def test_the_pasted_command_says_the_streams_in_each_spelling(command):
+    text = (FIELD / "f22_japanese_notes_P4_sum_only.txt").read_text()
+    [result] = parse_text(text.replace("iperf3 -c 172.31.2.221 -t 10 -P 4", command))
+    assert (result.side, result.streams, result.reverse) == (Side.CLIENT, 4, False)
