@@ -186,7 +186,13 @@ class _Test:
 
     @property
     def found(self) -> bool:
-        return bool(self.rates or self.error or self.udp)
+        """It has read a test's end: the next start line starts another."""
+        return bool(self.rates or self.error)
+
+    @property
+    def begun(self) -> bool:
+        """It has read more than the command line pasted before it."""
+        return self.found or bool(self.streams) or self.local_sends is not None
 
 
 def parse_text(text: str) -> list[Iperf3Result]:
@@ -194,7 +200,7 @@ def parse_text(text: str) -> list[Iperf3Result]:
     output:`, an `iperf3 -c|-s` command line, or a new interval table after a finished summary (runs pasted one
     after the other without the lines between them). Both sides' summary lines are read; interval lines are not."""
     try:
-        return [_from_text(test) for test in _text_tests(text) if test.found]
+        return [_from_text(test) for test in _text_tests(text) if test.found or test.udp]
     except Exception:
         return []
 
@@ -210,28 +216,27 @@ def _text_tests(text: str) -> list[_Test]:
             version = current.version = _VERSION.match(line).group(1)  # type: ignore[union-attr]
         following = _begins(current, line, version)
         if following is not current:
-            if current.found:
+            if current.found or current.udp:  # a UDP test cut before its summary is still one to refuse
                 tests.append(current)
             current = following
         _read_line(current, line)
-    if current.found:
+    if current.found or current.udp:
         tests.append(current)
     return tests
 
 
 def _begins(current: _Test, line: str, version: str | None) -> _Test:
-    """The test `line` belongs to: `current`, or a new one where the line starts one (a start line after a test
-    with nothing read yet only says more of it, e.g. `Connecting to host` after the command line)."""
-    fresh = current.found
+    """The test `line` belongs to: `current`, or a new one where the line starts one (`Connecting to host` after
+    the command line pasted before it, or `Accepted connection` after `Server listening`, says more of the same)."""
     if line.startswith(_SERVER_OUTPUT):
         return _Test(side=Side.SERVER, version=version)
     if _STARTS.match(line):
-        test = _Test(version=version) if fresh else current
+        test = _Test(version=version) if current.begun else current
         test.side = Side.CLIENT if line.startswith("Connecting") else Side.SERVER
         return test
     command = _COMMAND.search(line)
-    if command:
-        test = _Test(version=version) if fresh else current
+    if command:  # a command always starts afresh: the one before it, without output, says nothing of this one
+        test = _Test(version=version)
         _read_command(test, command["args"].split())
         return test
     if (_HEADER.match(line) or _CONNECTED.match(line)) and current.rates:  # after a finished summary: the next run

@@ -274,3 +274,16 @@ def test_the_pasted_command_says_the_streams_in_each_spelling(command):
     text = (FIELD / "f22_japanese_notes_P4_sum_only.txt").read_text()
     [result] = parse_text(text.replace("iperf3 -c 172.31.2.221 -t 10 -P 4", command))
     assert (result.side, result.streams, result.reverse) == (Side.CLIENT, 4, False)
+
+
+def test_a_cut_run_before_the_next_adds_none_of_its_streams():
+    # a -P 2 run cut before its summary, then a whole one-stream run: one stream, not three
+    forward = read("client-forward-1.txt")
+    cut = "[  5] local 10.0.0.1 port 1 connected to 10.0.0.2 port 5201\n[  7] local 10.0.0.1 port 2 connected to " \
+          "10.0.0.2 port 5201\n"
+    [result] = parse_text("Connecting to host 10.0.0.2, port 5201\n" + cut + forward)
+    assert result.streams == 1 and result.reverse is False
+    # a UDP command without output is a run of its own, refused; its -u does not reach the next run
+    udp_then_tcp = "$ iperf3 -c 10.0.0.2 -u\n$ iperf3 -c 10.0.0.2 -R -P 2\n" + read("client-reverse-2.txt")
+    assert [(r.protocol, r.reverse, r.streams) for r in parse_text(udp_then_tcp)] == [("UDP", False, None),
+                                                                                      (None, True, 2)]
