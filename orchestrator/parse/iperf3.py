@@ -63,7 +63,7 @@ class Iperf3Result:
 def parse_iperf3(text: str) -> list[Iperf3Result]:
     """Every test in `text`: its JSON objects where it holds some, else its plain text."""
     try:
-        found = parse_json(text)
+        found = parse_json(text) or (parse_json(_unquoted(text)) if ">" in text else [])
         return found if found else parse_text(text)
     except Exception:  # never raises: a parser bug must not cost the user the run
         return []
@@ -169,6 +169,11 @@ _VERSION = re.compile(r"^iperf (\d+\.\d+(?:\.\d+)?)")
 _QUOTE_MARKS = re.compile(r"\n[ \t]*>[> \t]*")
 
 
+def _unquoted(text: str) -> str:
+    """`text` with its lines' quote marks and carriage returns gone."""
+    return _QUOTE_MARKS.sub("\n", "\n" + text.replace("\r\n", "\n").replace("\r", "\n"))[1:]
+
+
 @dataclass
 class _Test:
     """What one text test said, as it is read. `local_sends`: its interval table had the sender's columns
@@ -209,8 +214,7 @@ def _text_tests(text: str) -> list[_Test]:
     tests: list[_Test] = []
     current = _Test()
     version: str | None = None
-    text = _QUOTE_MARKS.sub("\n", "\n" + text.replace("\r\n", "\n"))[1:]
-    for raw in text.split("\n"):
+    for raw in _unquoted(text).split("\n"):
         line = raw.strip()
         if _VERSION.match(line):
             version = current.version = _VERSION.match(line).group(1)  # type: ignore[union-attr]

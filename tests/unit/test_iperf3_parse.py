@@ -287,3 +287,10 @@ def test_a_cut_run_before_the_next_adds_none_of_its_streams():
     udp_then_tcp = "$ iperf3 -c 10.0.0.2 -u\n$ iperf3 -c 10.0.0.2 -R -P 2\n" + read("client-reverse-2.txt")
     assert [(r.protocol, r.reverse, r.streams) for r in parse_text(udp_then_tcp)] == [("UDP", False, None),
                                                                                       (None, True, 2)]
+
+
+def test_a_quoted_json_is_read_as_the_json():
+    quoted = "".join("> " + line + "\n" for line in read("client-forward-2.json").splitlines())
+    [result] = parse_iperf3(quoted)
+    [plain] = parse_iperf3(read("client-forward-2.json"))
+    assert result == plain and result.form == JSON
