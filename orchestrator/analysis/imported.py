@@ -43,6 +43,10 @@ def tunnel_name(tunnel: str) -> str:
     if name not in TUNNELS or (colon and implementation not in IMPLEMENTATIONS):
         raise UserError(f"--tunnel {tunnel!r}: NAME[:IMPLEMENTATION] with NAME one of {', '.join(TUNNELS)} and "
                         f"IMPLEMENTATION one of {', '.join(IMPLEMENTATIONS)}")
+    # OpenVPN's tunnels are carried by OpenVPN's implementations (tun, dco), WireGuard by kernel or wireguard-go
+    if colon and name.startswith("openvpn") != implementation.startswith("openvpn"):
+        fits = [one for one in IMPLEMENTATIONS if one.startswith("openvpn") == name.startswith("openvpn")]
+        raise UserError(f"--tunnel {tunnel!r}: {name} is carried by {' or '.join(fits)}, not {implementation}")
     return said
 
 

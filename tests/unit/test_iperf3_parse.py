@@ -238,6 +238,15 @@ def test_a_tunnel_name_is_lower_cased():
     assert tunnel_name("OpenVPN-AES-256-GCM:openvpn-dco") == "openvpn-aes-256-gcm:openvpn-dco"
 
 
+@pytest.mark.parametrize("tunnel, fits", [("wireguard:openvpn-dco", "kernel or wireguard-go"),
+                                          ("openvpn-chacha20-poly1305:kernel", "openvpn-tun or openvpn-dco")])
+def test_a_tunnel_and_an_implementation_that_do_not_go_together_are_refused(tunnel, fits):
+    from orchestrator.analysis.imported import tunnel_name
+    from orchestrator.errors import UserError
+    with pytest.raises(UserError, match=fits):
+        tunnel_name(tunnel)
+
+
 def test_a_test_left_out_of_an_import_is_said(tmp_path, capsys):
     from orchestrator import cli
     assert cli.main(["import", "--host", "r1", "--tunnel", "wireguard:kernel",
