@@ -162,6 +162,7 @@ _CONNECTED = re.compile(r"^\[\s*(\d+)\]\s+local\s+\S+\s+port\s+\d+\s+connected t
 _STARTS = re.compile(r"^(?:Connecting to host |Server listening on |Accepted connection from )")
 _SERVER_OUTPUT = "Server output:"  # `--get-server-output`: the other side's text follows the client's
 _HEADER = re.compile(r"^\[ ID\]\s+Interval\b")
+_BIDIR = re.compile(r"^\[\s*(?:\d+|ID|SUM)\]\[(?:Role|[TR]X-[CS])\]")  # `--bidir`: `[ ID][Role]`, `[  5][TX-C]`
 _COMMAND = re.compile(r"(?:^|[\s$#>])iperf3\s+(?P<args>(?:.*\s)?-(?:[cs]|-client|-server)(?:[\s=].*)?)$")
 _ERROR = re.compile(r"^iperf3: (?:error - )?(.*)$")
 _VERSION = re.compile(r"^iperf (\d+\.\d+(?:\.\d+)?)")
@@ -185,6 +186,7 @@ class _Test:
     streams: set[str] = field(default_factory=set)
     parallel: int | None = None
     udp: bool = False
+    bidir: bool = False
     local_sends: bool | None = None
     rates: dict[tuple[str, str], tuple[float, float, int | None]] = field(default_factory=dict)
     error: str | None = None
@@ -205,7 +207,7 @@ def parse_text(text: str) -> list[Iperf3Result]:
     output:`, an `iperf3 -c|-s` command line, or a new interval table after a finished summary (runs pasted one
     after the other without the lines between them). Both sides' summary lines are read; interval lines are not."""
     try:
-        return [_from_text(test) for test in _text_tests(text) if test.found or test.udp]
+        return [_from_text(test) for test in _text_tests(text) if test.found or test.udp or test.bidir]
     except Exception:
         return []
 
@@ -220,11 +222,11 @@ def _text_tests(text: str) -> list[_Test]:
             version = current.version = _VERSION.match(line).group(1)  # type: ignore[union-attr]
         following = _begins(current, line, version)
         if following is not current:
-            if current.found or current.udp:  # a UDP test cut before its summary is still one to refuse
+            if current.found or current.udp or current.bidir:  # still one to refuse, even cut before its summary
                 tests.append(current)
             current = following
         _read_line(current, line)
-    if current.found or current.udp:
+    if current.found or current.udp or current.bidir:
         tests.append(current)
     return tests
 
@@ -256,6 +258,8 @@ def _read_command(test: _Test, args: list[str]) -> None:
             test.reverse = True
         elif arg in ("-u", "--udp"):
             test.udp = True
+        elif arg == "--bidir":
+            test.bidir = True
         elif arg in ("-P", "--parallel") and index + 1 < len(args) and args[index + 1].isdigit():
             test.parallel = int(args[index + 1])
         elif re.fullmatch(r"(?:-P|--parallel=)\d+", arg):
@@ -265,6 +269,9 @@ def _read_command(test: _Test, args: list[str]) -> None:
 def _read_line(test: _Test, line: str) -> None:
     if line.startswith("Reverse mode"):
         test.reverse = True
+    if _BIDIR.match(line):
+        test.bidir = True
+        test.udp = test.udp or "Jitter" in line or " ms " in line
     if _HEADER.match(line):
         test.udp = test.udp or "Jitter" in line or "Datagrams" in line
         if "Cwnd" in line:
@@ -338,7 +345,8 @@ def _from_text(test: _Test) -> Iperf3Result:
     sender, receiver = _role(test, "sender"), _role(test, "receiver")
     duration = receiver[1] if receiver else sender[1] if sender else None
     streams = _streams(test)
-    problem = None if streams or not test.rates else "several streams ([SUM]) but not how many"
+    problem = "a --bidir test: both ways at once, neither forward nor reverse" if test.bidir else \
+        None if streams or not test.rates else "several streams ([SUM]) but not how many"
     return Iperf3Result(
         form=TEXT, side=test.side, version=test.version, protocol="UDP" if test.udp else None,
         reverse=_reverse(test, sender, receiver), streams=streams, duration_seconds=duration,

@@ -303,3 +303,12 @@ def test_a_quoted_json_is_read_as_the_json():
     [result] = parse_iperf3(quoted)
     [plain] = parse_iperf3(read("client-forward-2.json"))
     assert result == plain and result.form == JSON
+
+
+def test_a_bidir_test_is_refused_as_neither_direction():
+    log = field_log("f08_esnet1866_udp_bidir_server_311.txt")  # UDP --bidir: the UDP reason comes first
+    assert log.measurements == [] and log.skipped == ["iperf3: a UDP test: not a TCP tunnel measurement"]
+    tcp = "$ iperf3 -c 10.0.0.2 --bidir\n" + read("client-forward-1.txt")
+    [result] = parse_text(tcp)
+    from orchestrator.parse.iperf3 import refusal
+    assert refusal(result) == "a --bidir test: both ways at once, neither forward nor reverse"
