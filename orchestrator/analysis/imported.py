@@ -10,6 +10,7 @@ from orchestrator import store
 from orchestrator.analysis import provenance
 from orchestrator.analysis.provenance import merge
 from orchestrator.errors import UserError
+from orchestrator.kinds.tunnel import IMPLEMENTATIONS, TUNNELS
 from orchestrator.logfiles import read_log, say_errors
 from orchestrator.model import ParsedLog, Run
 from orchestrator.parse import iperf3
@@ -19,15 +20,34 @@ from orchestrator.parse.batch import parse_many
 def parse_logs(paths: list[Path], texts: list[str], tunnel: str | None = None) -> list[ParsedLog]:
     """openssl speed logs (all at once, on every core), or, with `tunnel` (NAME[:IMPLEMENTATION]), iperf3's output
     through that tunnel."""
-    name, _, implementation = (tunnel or "").partition(":")
-    parsed = ([iperf3.tunnel_log(text, name, implementation or None) for text in texts] if tunnel else
+    name, _, implementation = tunnel_name(tunnel).partition(":") if tunnel is not None else ("", "", "")
+    parsed = ([iperf3.tunnel_log(text, name, implementation or None) for text in texts] if tunnel is not None else
               parse_many(texts))
-    what, program = ("iperf3 results", "iperf3") if tunnel else ("openssl speed results", "openssl speed")
+    what, program = ("iperf3 results", "iperf3") if tunnel is not None else ("openssl speed results", "openssl speed")
     for path, log in zip(paths, parsed):
         say_errors(str(path), log)
+        if not log.measurements and tunnel is not None and log.skipped:  # the reason the parser already found
+            raise UserError(f"{path}: no {what} found in it: {'; '.join(dict.fromkeys(log.skipped))}")
         if not log.measurements:
             raise UserError(f"{path}: no {what} found in it; is it the output of `{program}`?")
+        for why in dict.fromkeys(log.skipped if tunnel is not None else []):  # a test left out is said, never quiet
+            print(f"sslbench: warning: {path}: a test left out: {why}", file=sys.stderr)
     return parsed
+
+
+def tunnel_name(tunnel: str) -> str:
+    """`--tunnel NAME[:IMPLEMENTATION]` lower-cased, NAME and IMPLEMENTATION among those sslbench measures (a figure
+    under a misspelt name would be a tunnel of its own)."""
+    said = tunnel.lower()
+    name, colon, implementation = said.partition(":")
+    if name not in TUNNELS or (colon and implementation not in IMPLEMENTATIONS):
+        raise UserError(f"--tunnel {tunnel!r}: NAME[:IMPLEMENTATION] with NAME one of {', '.join(TUNNELS)} and "
+                        f"IMPLEMENTATION one of {', '.join(IMPLEMENTATIONS)}")
+    # OpenVPN's tunnels are carried by OpenVPN's implementations (tun, dco), WireGuard by kernel or wireguard-go
+    if colon and name.startswith("openvpn") != implementation.startswith("openvpn"):
+        fits = [one for one in IMPLEMENTATIONS if one.startswith("openvpn") == name.startswith("openvpn")]
+        raise UserError(f"--tunnel {tunnel!r}: {name} is carried by {' or '.join(fits)}, not {implementation}")
+    return said
 
 
 def import_logs(paths: list[Path], host: str, firmware: str | None = None,
@@ -39,6 +59,7 @@ def import_logs(paths: list[Path], host: str, firmware: str | None = None,
     on the command line, are left out with a sentence each in `skipped`."""
     if not host.strip():
         raise UserError("--host must name the host the logs come from")
+    tunnel = None if tunnel is None else tunnel_name(tunnel)
     created, dating = provenance.dating(date)
     read = [read_log(path) for path in paths]  # each read once: "-", a pipe or a FIFO cannot be read again
     texts = [text for text, _ in read]
@@ -76,7 +97,7 @@ def _write_aside(aside: Path, run_id: str, host: str, logs: list[tuple[Path, byt
         result.logs.append(str(copy.relative_to(aside)))
     paths = [path for path, _, _ in logs]
     command = ["sslbench", "import", *map(str, paths), "--host", host] + (["--firmware", firmware] if firmware else [])
-    command += (["--date", date] if date is not None else []) + (["--tunnel", tunnel] if tunnel else [])
+    command += (["--date", date] if date is not None else []) + (["--tunnel", tunnel] if tunnel is not None else [])
     run = Run(run_id=run_id, created=created, command=command, hosts=[result], source="import",
               matrix={"imported_logs": [p.name for p in paths],
                       "timing": timings.pop() if len(timings) == 1 else "mixed" if timings else None, **dating})

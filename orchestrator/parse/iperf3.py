@@ -1,7 +1,8 @@
 """iperf3's output, JSON (`-J`) or plain text, client or server side (3.x), into typed results: one `Iperf3Result`
 per test in the text (several runs saved one after the other read apart).
 
-Rates are bits per second as iperf3 prints them (decimal units: `Mbits/sec` is 10^6). The sender's and the
+Rates are bits per second as iperf3 prints them (decimal units: `Mbits/sec` is 10^6; `-f M`'s `MBytes/sec` is
+2^20 bytes), scaled exactly from the printed number. The sender's and the
 receiver's rate are both kept: the receiver's is what went through (the figure sslbench stores); a plain text
 server prints only its own side, so the other stays None. Pure: text in, data out; never raises.
 
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from orchestrator.model import FORWARD, REVERSE, TUNNEL, Measurement, ParsedLog
 
@@ -46,6 +49,7 @@ class Iperf3Result:
     cpu_local_percent: float | None = None
     cpu_remote_percent: float | None = None
     error: str | None = None
+    problem: str | None = None  # why the figure is not one, where the output says (and iperf3 did not)
 
     @property
     def receiver_bytes_per_second(self) -> float | None:
@@ -59,7 +63,7 @@ class Iperf3Result:
 def parse_iperf3(text: str) -> list[Iperf3Result]:
     """Every test in `text`: its JSON objects where it holds some, else its plain text."""
     try:
-        found = parse_json(text)
+        found = parse_json(text) or (parse_json(_unquoted(text)) if ">" in text else [])
         return found if found else parse_text(text)
     except Exception:  # never raises: a parser bug must not cost the user the run
         return []
@@ -147,33 +151,63 @@ def _from_json(obj: dict[str, object]) -> Iperf3Result:
 
 # --- plain text --------------------------------------------------------------------------------------------------
 
-_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-# `[SUM]   0.00-2.01   sec   936 MBytes  3.90 Gbits/sec   93             sender`
-_SUMMARY = re.compile(r"^\[\s*(?P<id>\d+|SUM)\]\s+(?P<start>[\d.]+)-\s*(?P<end>[\d.]+)\s+sec\s+[\d.]+\s+\w?Bytes\s+"
-                      r"(?P<rate>[\d.]+)\s+(?P<unit>[KMGT]?)bits/sec\s+(?:(?P<retr>\d+)\s+)?(?P<role>sender|receiver)")
+_POWERS = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
+# `[SUM]   0.00-2.01   sec   936 MBytes  3.90 Gbits/sec   93             sender`; `-f M` prints `4225 MBytes/sec`;
+# a UDP summary has jitter and lost datagrams where TCP has the retransmits
+_SUMMARY = re.compile(
+    r"^\[\s*(?P<id>\d+|SUM)\]\s+(?P<start>[\d.]+)-\s*(?P<end>[\d.]+)\s+sec\s+[\d.]+\s+\w?Bytes\s+"
+    r"(?P<rate>[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:inf|nan)))\s+(?P<unit>[KMGT]?)(?P<kind>bits|Bytes)/sec"
+    r"\s+(?:(?P<retr>\d+)\s+|(?P<udp>[\d.]+\s+ms\s+\S+\s+(?:\([^)]*\)\s+)?))?(?P<role>sender|receiver)")
 _CONNECTED = re.compile(r"^\[\s*(\d+)\]\s+local\s+\S+\s+port\s+\d+\s+connected to")
-_STARTS = re.compile(r"^(?:Connecting to host |Server listening on )")
+_STARTS = re.compile(r"^(?:Connecting to host |Server listening on |Accepted connection from )")
+_SERVER_OUTPUT = "Server output:"  # `--get-server-output`: the other side's text follows the client's
+_HEADER = re.compile(r"^\[ ID\]\s+Interval\b")
+_BIDIR = re.compile(r"^\[\s*(?:\d+|ID|SUM)\]\[(?:Role|[TR]X-[CS])\]")  # `--bidir`: `[ ID][Role]`, `[  5][TX-C]`
+_COMMAND = re.compile(r"(?:^|[\s$#>])iperf3\s+(?P<args>(?:.*\s)?-(?:[cs]|-client|-server)(?:[\s=].*)?)$")
 _ERROR = re.compile(r"^iperf3: (?:error - )?(.*)$")
 _VERSION = re.compile(r"^iperf (\d+\.\d+(?:\.\d+)?)")
+# a quoted paste (e-mail, forum, Markdown: `> `, `>>`, `> > `) loses its marks, as parse/console.py does for openssl
+_QUOTE_MARKS = re.compile(r"\n[ \t]*>[> \t]*")
+
+
+def _unquoted(text: str) -> str:
+    """`text` with its lines' quote marks and carriage returns gone."""
+    return _QUOTE_MARKS.sub("\n", "\n" + text.replace("\r\n", "\n").replace("\r", "\n"))[1:]
 
 
 @dataclass
 class _Test:
-    """What one text test said, as it is read."""
+    """What one text test said, as it is read. `local_sends`: its interval table had the sender's columns
+    (`Retr  Cwnd`) or the receiver's (no `Retr`); `parallel`: `-P` of the command line pasted with it."""
 
     side: Side | None = None
     reverse: bool | None = None
     version: str | None = None
     streams: set[str] = field(default_factory=set)
+    parallel: int | None = None
+    udp: bool = False
+    bidir: bool = False
+    local_sends: bool | None = None
     rates: dict[tuple[str, str], tuple[float, float, int | None]] = field(default_factory=dict)
     error: str | None = None
 
+    @property
+    def found(self) -> bool:
+        """It has read a test's end: the next start line starts another."""
+        return bool(self.rates or self.error)
+
+    @property
+    def begun(self) -> bool:
+        """It has read more than the command line pasted before it."""
+        return self.found or bool(self.streams) or self.local_sends is not None
+
 
 def parse_text(text: str) -> list[Iperf3Result]:
-    """Every test in iperf3's plain text: a client's from `Connecting to host`, a server's from `Server listening
-    on` (the ends of the test, both sides' summary lines, are read; interval lines are not)."""
+    """Every test in iperf3's plain text: one starts at `Connecting to host`, `Server listening on`, `Server
+    output:`, an `iperf3 -c|-s` command line, or a new interval table after a finished summary (runs pasted one
+    after the other without the lines between them). Both sides' summary lines are read; interval lines are not."""
     try:
-        return [_from_text(test) for test in _text_tests(text) if test.rates or test.error]
+        return [_from_text(test) for test in _text_tests(text) if test.found or test.udp or test.bidir]
     except Exception:
         return []
 
@@ -182,24 +216,68 @@ def _text_tests(text: str) -> list[_Test]:
     tests: list[_Test] = []
     current = _Test()
     version: str | None = None
-    for raw in text.replace("\r\n", "\n").split("\n"):
+    for raw in _unquoted(text).split("\n"):
         line = raw.strip()
         if _VERSION.match(line):
-            version = _VERSION.match(line).group(1)  # type: ignore[union-attr]
-        if _STARTS.match(line):
-            if current.rates or current.error:
+            version = current.version = _VERSION.match(line).group(1)  # type: ignore[union-attr]
+        following = _begins(current, line, version)
+        if following is not current:
+            if current.found or current.udp or current.bidir:  # still one to refuse, even cut before its summary
                 tests.append(current)
-            current = _Test(side=Side.CLIENT if line.startswith("Connecting") else Side.SERVER, version=version)
-            continue
+            current = following
         _read_line(current, line)
-    if current.rates or current.error:
+    if current.found or current.udp or current.bidir:
         tests.append(current)
     return tests
+
+
+def _begins(current: _Test, line: str, version: str | None) -> _Test:
+    """The test `line` belongs to: `current`, or a new one where the line starts one (`Connecting to host` after
+    the command line pasted before it, or `Accepted connection` after `Server listening`, says more of the same)."""
+    if line.startswith(_SERVER_OUTPUT):
+        return _Test(side=Side.SERVER, version=version)
+    if _STARTS.match(line):
+        test = _Test(version=version) if current.begun else current
+        test.side = Side.CLIENT if line.startswith("Connecting") else Side.SERVER
+        return test
+    command = _COMMAND.search(line)
+    if command:  # a command always starts afresh: the one before it, without output, says nothing of this one
+        test = _Test(version=version)
+        _read_command(test, command["args"].split())
+        return test
+    if (_HEADER.match(line) or _CONNECTED.match(line)) and current.rates:  # after a finished summary: the next run
+        return _Test(side=current.side, version=version)
+    return current
+
+
+def _read_command(test: _Test, args: list[str]) -> None:
+    for index, arg in enumerate(args):
+        if arg in ("-c", "--client", "-s", "--server") or arg.startswith(("--client=", "--server=")):
+            test.side = Side.SERVER if arg.startswith(("-s", "--server")) else Side.CLIENT
+        elif arg in ("-R", "--reverse"):
+            test.reverse = True
+        elif arg in ("-u", "--udp"):
+            test.udp = True
+        elif arg == "--bidir":
+            test.bidir = True
+        elif arg in ("-P", "--parallel") and index + 1 < len(args) and args[index + 1].isdigit():
+            test.parallel = int(args[index + 1])
+        elif re.fullmatch(r"(?:-P|--parallel=)\d+", arg):
+            test.parallel = int(re.sub(r"\D", "", arg))
 
 
 def _read_line(test: _Test, line: str) -> None:
     if line.startswith("Reverse mode"):
         test.reverse = True
+    if _BIDIR.match(line):
+        test.bidir = True
+        test.udp = test.udp or "Jitter" in line or " ms " in line
+    if _HEADER.match(line):
+        test.udp = test.udp or "Jitter" in line or "Datagrams" in line
+        if "Cwnd" in line:
+            test.local_sends = True
+        elif "Retr" not in line and not test.rates and test.local_sends is None:
+            test.local_sends = False
     connected = _CONNECTED.match(line)
     if connected:
         test.streams.add(connected.group(1))
@@ -208,10 +286,20 @@ def _read_line(test: _Test, line: str) -> None:
         test.error = error.group(1).strip()
     summary = _SUMMARY.match(line)
     if summary:
-        rate = float(summary["rate"]) * _UNITS[summary["unit"]]
+        rate = _bits(summary["rate"], summary["unit"], summary["kind"])
         seconds = float(summary["end"]) - float(summary["start"])
         retr = int(summary["retr"]) if summary["retr"] is not None else None
+        test.udp = test.udp or summary["udp"] is not None
         test.rates[(summary["id"], summary["role"])] = (rate, seconds, retr)
+
+
+def _bits(rate: str, prefix: str, kind: str) -> float:
+    """bits/s from the printed number and unit, scaled exactly (`4.14 Gbits/sec` is 4140000000, not 4139999999.99…):
+    bits are decimal (Mbits = 10^6), bytes binary (iperf3's `-f M` MBytes = 2^20), as iperf3's units.c prints them."""
+    number = Decimal(rate)
+    if kind == "Bytes":
+        return float(number * 8 * 1024 ** _POWERS[prefix])
+    return float(number * 1000 ** _POWERS[prefix])
 
 
 def _role(test: _Test, role: str) -> tuple[float, float, int | None] | None:
@@ -222,37 +310,85 @@ def _role(test: _Test, role: str) -> tuple[float, float, int | None] | None:
     return mine[0] if len(mine) == 1 else None
 
 
+def _streams(test: _Test) -> int | None:
+    """`connected to` lines, else the summary's stream ids, else the pasted command's `-P` (1 without it, where no
+    [SUM] line says there were several). None: unknown."""
+    ids = {stream for stream, _ in test.rates if stream != "SUM"}
+    several = any(stream == "SUM" for stream, _ in test.rates)
+    if test.streams:
+        return len(test.streams)
+    if ids and (len(ids) > 1 or not several):
+        return len(ids)
+    return test.parallel or (None if several else 1 if test.rates else None)
+
+
+def _reverse(test: _Test, sender: tuple[float, float, int | None] | None,
+             receiver: tuple[float, float, int | None] | None) -> bool | None:
+    """-R: said (`Reverse mode`, the command's `-R`), else which side this one was: a server that sent (its table
+    has `Retr  Cwnd`, or its sender line the retransmits) or a client that received. A paste that does not say
+    whose it is is read as the client's, the usual paste."""
+    if test.reverse:
+        return True
+    sends = test.local_sends
+    if sends is False and not (sender and sender[2] is not None):
+        sends = None  # a table without `Retr` is also a sender's where the system has none (Windows, macOS)
+    if sends is not None:
+        return sends if test.side is Side.SERVER else not sends
+    if test.side is Side.SERVER:
+        if sender is None and receiver is None:
+            return None
+        return sender is not None and (sender[2] is not None or receiver is None)
+    return False
+
+
 def _from_text(test: _Test) -> Iperf3Result:
     sender, receiver = _role(test, "sender"), _role(test, "receiver")
-    reverse = test.reverse
-    if reverse is None and test.side is Side.SERVER and (sender or receiver):
-        reverse = sender is not None and receiver is None  # a text server prints only its own side
-    elif reverse is None and test.side is Side.CLIENT:
-        reverse = False
     duration = receiver[1] if receiver else sender[1] if sender else None
+    streams = _streams(test)
+    problem = "a --bidir test: both ways at once, neither forward nor reverse" if test.bidir else \
+        None if streams or not test.rates else "several streams ([SUM]) but not how many"
     return Iperf3Result(
-        form=TEXT, side=test.side, version=test.version, protocol=None, reverse=reverse,
-        streams=len(test.streams) or None, duration_seconds=duration,
+        form=TEXT, side=test.side, version=test.version, protocol="UDP" if test.udp else None,
+        reverse=_reverse(test, sender, receiver), streams=streams, duration_seconds=duration,
         sender_bits_per_second=sender[0] if sender else None,
         receiver_bits_per_second=receiver[0] if receiver else None,
-        retransmits=sender[2] if sender else None, error=test.error)
+        retransmits=sender[2] if sender else None, error=test.error, problem=problem)
 
 
 def tunnel_log(text: str, tunnel: str, implementation: str | None = None) -> ParsedLog:
     """A saved iperf3 log (`sslbench import --tunnel NAME[:IMPLEMENTATION]`) as the tunnel measurements it holds: one
     per test with the receiver's rate, forward or reverse (-R), its streams as threads. The client's outputs are
-    read where the log has any (a server's of the same test would count it twice), else the servers'; an iperf3
-    error is noted in `skipped`."""
+    read where the log has any (a server's of the same test would count it twice), else the servers'; a test that
+    is no figure (iperf3's error, UDP, a rate of zero) is noted in `skipped` with why."""
     results = parse_iperf3(text)
     chosen = [r for r in results if r.side is not Side.SERVER] if any(r.side is not Side.SERVER for r in results) \
         else results
     log = ParsedLog()
     for result in chosen:
-        if result.error or result.receiver_bits_per_second is None:
-            log.skipped.append(f"iperf3: {result.error or 'a test without the receiver rate'}")
+        why = refusal(result)
+        if why is not None or result.receiver_bits_per_second is None:
+            log.skipped.append(f"iperf3: {why}")
             continue
         log.measurements.append(Measurement(
             algorithm=tunnel, operation=REVERSE if result.reverse else FORWARD, threads=result.streams or 1,
             bytes_per_second=result.receiver_bits_per_second / 8, seconds=result.duration_seconds, kind=TUNNEL,
             implementation=implementation))
     return log
+
+
+def refusal(result: Iperf3Result) -> str | None:
+    """Why `result` is no tunnel figure, or None where it is one."""
+    rate = result.receiver_bits_per_second
+    if result.error:
+        return result.error
+    if (result.protocol or "").upper() == "UDP":
+        return "a UDP test: not a TCP tunnel measurement"
+    if result.problem:
+        return result.problem
+    if rate is None:
+        return "a test without the receiver rate"
+    if not math.isfinite(rate) or rate <= 0:
+        return f"the receiver's rate is {rate:g} bits/sec: nothing measured"
+    if result.reverse is None:
+        return "a test whose direction (forward or -R) the output does not say"
+    return None
