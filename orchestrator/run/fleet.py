@@ -405,16 +405,18 @@ def judge_conditions(state: HostState) -> None:
 
 
 def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan:
-    """The host's cells: its OpenSSL's capabilities, pinned per cluster on big.LITTLE hosts, fitted into
-    --budget (the idle gate and snapshots count as fixed time) when one was given."""
+    """The host's cells: its OpenSSL's capabilities, pinned per cluster on big.LITTLE hosts, then its tunnels (their
+    -t the cells' seconds), both fitted into --budget (the idle gate and snapshots count as fixed time) if given."""
     if isinstance(options, MatrixRequest):
         options = PlanOptions(request=options)
-
     plan_host = kinds.hook(kinds.get(SPEED).planner)  # the speed kind's planner: run/matrix.py's plan_host
+    plan_tunnels = kinds.hook(kinds.get(TUNNEL).planner)  # the tunnel kind's planner: run/tunnels.py's
 
     def planner(request: MatrixRequest) -> HostPlan:
         plan: HostPlan = plan_host(state.name, request, openssl_version=state.result.openssl.version or
                                    state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
+        plan.tunnels = plan_tunnels(options.tunnels, logical_cpus=state.logical_cpus, seconds=request.seconds,
+                                    repeat=request.repeat)
         return plan
 
     if options.budget_seconds is None:
@@ -429,8 +431,6 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
                                                                          for cpu, label in state.pins))
     elif state.pin_note:
         plan.notes.append(state.pin_note)
-    plan.tunnels = kinds.hook(kinds.get(TUNNEL).planner)(  # the tunnel kind's planner: run/tunnels.py's
-        options.tunnels, logical_cpus=state.logical_cpus, seconds=options.request.seconds, repeat=options.request.repeat)
     state.plan = plan
     state.result.measurements.extend(plan.unsupported)
     return plan
