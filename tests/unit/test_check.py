@@ -3,6 +3,7 @@ exit 1 when there is any (issue 37, "What to build": a store check as restic che
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import cli, store, storecheck
+from orchestrator import cli, privatedir, store, storecheck
 from orchestrator.model import HostResult, Measurement, Run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,19 +61,48 @@ def _damaged_store(results: Path) -> dict[storecheck.Kind, Path]:
 def test_every_kind_of_damage_and_leftover_is_named_with_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                    monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    (tmp_path / "tmp" / "sslbench-runner-k9x2").mkdir(parents=True)
+    killed, old = tmp_path / "tmp" / "sslbench-runner-k9x2", tmp_path / "tmp" / "sslbench-runner-old1"
+    killed.mkdir(parents=True)
+    (killed / privatedir.OWNER).write_text(f"{os.getpid()} 1\n")  # our pid, another start time: another process
+    old.mkdir()
     monkeypatch.setattr(storecheck, "_other_sslbench", lambda: [])  # the machine's other tests run sslbench too
     results = tmp_path / "results"
     expected = _damaged_store(results)
     capsys.readouterr()
     assert cli.main(["check", "--results", str(results)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == f"7 problems in {results} (3 runs)"
+    assert out[-1] == f"8 problems in {results} (3 runs)"
     for kind, path in expected.items():
         (line,) = [line for line in out if line.startswith(f"{path}: {kind.value}: ")]
     assert any("hosts[0].firmware: a string or null expected, not 42" in line for line in out)
     assert any("host.flags: an array expected" in line for line in out)
     assert any("sslbench-runner-k9x2: runner directory left behind" in line for line in out)
+    assert f"{old}: runner directory of an older sslbench: made by an older sslbench (no owner file): no run " \
+           "removes it; remove it by hand" in out
+
+
+def test_only_runner_dirs_whose_sslbench_is_gone_are_called_left_behind(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    """privatedir's owner rule: the dir of a live sslbench (this process, made by privatedir.make) is not a
+    killed run's; one whose owner is gone is, and `run` would remove it; one with no owner file is said apart."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(storecheck, "_other_sslbench", lambda: [])
+    results = tmp_path / "results"
+    _good(results)
+    live = privatedir.make()
+    gone = tmp_path / "tmp" / f"{privatedir.PREFIX}gone"
+    gone.mkdir()
+    (gone / privatedir.OWNER).write_text(f"{os.getpid()} 1\n")
+    old = tmp_path / "tmp" / f"{privatedir.PREFIX}old"
+    old.mkdir()
+    found = {f.path: f.kind for f in storecheck.check(results)}
+    assert found == {gone: storecheck.Kind.RUNNER_DIR, old: storecheck.Kind.OLD_RUNNER_DIR}
+    assert live not in found and privatedir.owner(live) is privatedir.Owner.LIVE
+    assert privatedir.clean_stale() == [gone] and live.exists() and old.exists()  # what `run` removes: the same
+    assert {f.path: f.kind for f in storecheck.check(results)} == {old: storecheck.Kind.OLD_RUNNER_DIR}
+    monkeypatch.setattr(storecheck, "_other_sslbench", lambda: [12345])  # another at work: maybe making one now
+    assert storecheck.check(results) == []
 
 
 def test_while_another_sslbench_is_at_work_its_runs_are_not_called_dead(tmp_path: Path,
