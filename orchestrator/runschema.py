@@ -162,6 +162,8 @@ def _known_kinds(host: dict[str, object], where: str) -> None:
         if "kind" not in fields:
             return
         column = fields.index("kind")
+        if known.issuperset({row[column] for row in measurements if len(row) > column}):  # one set, no tuples
+            return
         found = [(index, row[column]) for index, row in enumerate(measurements) if len(row) > column]
     else:
         found = [(index, item.get("kind", SPEED)) for index, item in enumerate(measurements) if isinstance(item, dict)]

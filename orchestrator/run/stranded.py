@@ -158,7 +158,7 @@ def close(stranded: Stranded, by_run: str) -> None:
     missing = [c for c in stranded.cells if f"{c}.log" not in stored]
     missing_tunnels = [t for t in stranded.tunnels if f"{t}.log" not in stored]
     result.status = HOST_FAILED
-    result.interrupted = result.interrupted or "cells"
+    result.interrupted = result.interrupted or ("tunnels" if missing_tunnels and not missing else "cells")
     result.reason = (f"its controller died before the host finished; {len(stranded.collected)} cells"
                      + (f" and {len(stranded.collected_tunnels)} tunnels" if stranded.collected_tunnels else "")
                      + f" that finished on the host were collected later by run {by_run}"

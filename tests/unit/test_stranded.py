@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from fake_fleet import DATA, MR_LOG, FakeDriver, config_for, router
 
 from orchestrator import store
@@ -125,10 +126,20 @@ def test_a_stranded_tunnel_log_is_collected_as_the_tunnel_it_measured(tmp_path, 
     assert "tunnels never finished" not in r1.reason
 
 
-def test_a_plan_written_before_it_kept_the_tunnels_still_reads_and_takes_a_tunnel_log(tmp_path):
+@pytest.fixture
+def left_on_host():
+    """The stranded work dirs a test read without the next run's `forget`: removed after it, as forget would."""
+    left: list[str] = []
+    yield left
+    for work in left:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_a_plan_written_before_it_kept_the_tunnels_still_reads_and_takes_a_tunnel_log(tmp_path, left_on_host):
     """plan.json as sslbench wrote it before it kept the tunnels (cells only): read, and a tunnel-<name> log it
     ships is still a tunnel's, while a name sslbench never plans is not stored."""
-    run_dir, _work = dead_run(tmp_path, "r1")
+    run_dir, work = dead_run(tmp_path, "r1")
+    left_on_host.append(work)
     plan = next(run_dir.glob(f"*/{stranded.PLAN_FILE}"))
     data = json.loads(plan.read_text())
     del data["tunnels"]
@@ -141,3 +152,17 @@ def test_a_plan_written_before_it_kept_the_tunnels_still_reads_and_takes_a_tunne
     stranded.take(one, shipped)
     assert one.collected_tunnels == ["tunnel-wireguard"] and not one.collected
     assert [t.tunnel for t in one.result.tunnels] == ["wireguard"]
+
+
+def test_a_run_that_died_during_its_tunnels_says_so_and_counts_the_tunnel_missing(tmp_path, left_on_host):
+    """Every cell finished, the tunnel measured after them did not: the host was caught during its tunnels."""
+    wireguard = TunnelPlan(tunnel="wireguard", seconds=1, streams=2, repeats=1)
+    run_dir, work = dead_run(tmp_path, "r1", tunnels=(wireguard,))
+    left_on_host.append(work)
+    one = stranded._load(run_dir, "r1", work)
+    assert one is not None and list(one.tunnels) == [wireguard.id]
+    stranded.take(one, "".join(f"@@sslbench-log {c.id}\n{MR_LOG}\n@@sslbench-endlog {c.id}\n" for c in CELLS[1:]))
+    stranded.close(one, "20990101T000000Z-next")
+    (r1,) = store.load_run(run_dir).hosts
+    assert r1.interrupted == "tunnels" and "cells never finished" not in r1.reason
+    assert "2 cells that finished on the host" in r1.reason and "1 of 1 tunnels never finished" in r1.reason
