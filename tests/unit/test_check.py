@@ -2,7 +2,9 @@
 exit 1 when there is any (issue 37, "What to build": a store check as restic check / borg check)."""
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -157,3 +159,28 @@ def test_a_damaged_reference_entry_is_named_by_check_and_skipped_by_its_readers(
     assert cli.main(["report", "--all", "--against", "known", "--results", str(results)]) == 0
     out, err = capsys.readouterr()
     assert "other" in out and err.count("sslbench: skipping ") == 1 and "myboard" in err
+
+
+def test_a_run_with_a_kind_no_registry_knows_is_named_by_check(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    """A measurement of kind "foo" fits every type; the registry knows no such kind, so the run is one check
+    names (and every reader skips), not one that stops `report --format openmetrics` for the whole store."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    results = tmp_path / "results"
+    good = _good(results)
+    _good(tmp_path / "other")  # a good run the readers answer from (its own store: import takes a log once)
+    shutil.copytree(store.list_runs(tmp_path / "other")[-1], results / "20990101T000000Z-good")
+    data = json.loads((good / store.RUN_FILE).read_text())
+    host = data["hosts"][0]
+    fields = [f.name for f in dataclasses.fields(Measurement)]
+    host["measurements"] = [list(dataclasses.astuple(dataclasses.replace(Measurement.from_dict(dict(zip(
+        host["measurement_fields"], row))), kind="foo"))) for row in host["measurements"]]
+    host["measurement_fields"] = fields
+    (good / store.RUN_FILE).write_text(json.dumps(data))
+    capsys.readouterr()
+    assert cli.main(["check", "--results", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert f"{good / store.RUN_FILE}: unreadable run: hosts[0].measurements[0].kind: a benchmark kind" in out
+    assert "'foo'" in out or '"foo"' in out
+    assert cli.main(["report", "--all", "--format", "openmetrics", "--results", str(results)]) == 0
