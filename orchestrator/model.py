@@ -349,7 +349,7 @@ class HostResult:
     tunnels: list[TunnelMethod] = field(default_factory=list)  # each measured tunnel's method
     tunnel_evidence: list[TunnelEvidence] = field(default_factory=list)  # each tunnel measurement's evidence
     installed: list[InstalledPackage] = field(default_factory=list)  # what provisioning installed or found
-    interrupted: str | None = None  # the stage a stop caught it at: detect, provision, cells, fetch (flow.py)
+    interrupted: str | None = None  # the stage a stop caught it at: detect, provision, cells, tunnels, fetch
 
     def to_dict(self) -> dict[str, object]:
         """The run.json form, measurements as rows (not dataclasses.asdict: it deep-copies field by field, slowly).

@@ -23,7 +23,8 @@ import types
 import typing
 from typing import Any, Sequence
 
-from orchestrator.model import (HOST_FAILED, HOST_OK, HOST_UNREACHABLE, SCHEMA_VERSION, CpuFacts, HostResult,
+from orchestrator import kinds
+from orchestrator.model import (HOST_FAILED, HOST_OK, HOST_UNREACHABLE, SCHEMA_VERSION, SPEED, CpuFacts, HostResult,
                                 Measurement, OpenSSLBuild, OsFacts, Run)
 
 HOST_STATUSES = (HOST_OK, HOST_UNREACHABLE, HOST_FAILED)
@@ -137,20 +138,46 @@ def check_run(data: object, where: str = "run") -> None:
     schema = run.get("schema", 0)
     if type(schema) is int and schema > SCHEMA_VERSION:  # before its fields: a newer form may have other ones
         raise BadRun(f"written by a newer sslbench (schema {schema}); upgrade sslbench to read it")
-    if _fast_run(run):
-        return
-    _record(run, Run, where, skip=("hosts",))
     hosts = run.get("hosts", [])
-    if type(hosts) is not list:
-        raise _fail(f"{where}.hosts", "an array", hosts)
-    for index, host in enumerate(hosts):
-        check_host(host, f"hosts[{index}]")
+    if not _fast_run(run):
+        _record(run, Run, where, skip=("hosts",))
+        if type(hosts) is not list:
+            raise _fail(f"{where}.hosts", "an array", hosts)
+        for index, host in enumerate(hosts):
+            check_host(host, f"hosts[{index}]")
+    for index, host in enumerate(hosts if isinstance(hosts, list) else []):  # each checked an object by now
+        if isinstance(host, dict):
+            _known_kinds(host, f"hosts[{index}]")
+
+
+def _known_kinds(host: dict[str, object], where: str) -> None:
+    """Every measurement's kind is one the registry knows: a row of another kind ("foo") would pass every type
+    and stop each reader that asks the registry about it (a report's units, a trend's direction)."""
+    known = set(kinds.KINDS)
+    fields, measurements = host.get("measurement_fields"), host.get("measurements")
+    if not isinstance(measurements, list):
+        return
+    found: list[tuple[int, object]]
+    if isinstance(fields, list):
+        if "kind" not in fields:
+            return
+        column = fields.index("kind")
+        if known.issuperset({row[column] for row in measurements if len(row) > column}):  # one set, no tuples
+            return
+        found = [(index, row[column]) for index, row in enumerate(measurements) if len(row) > column]
+    else:
+        found = [(index, item.get("kind", SPEED)) for index, item in enumerate(measurements) if isinstance(item, dict)]
+    if not known.issuperset(kind for _, kind in found):
+        index, kind = next((i, k) for i, k in found if k not in known)
+        raise _fail(f"{where}.measurements[{index}].kind", "a benchmark kind (" + ", ".join(sorted(known)) + ")",
+                    kind)
 
 
 def check_host(data: object, where: str = "host") -> None:
     """One host's record (in run.json's hosts, or a host.json)."""
     host = _object(data, where)
     if _fast_host(host):
+        _known_kinds(host, where)
         return
     _record(host, HostResult, where, skip=("measurements", "cpu", "os", "openssl"))
     if host.get("status", HOST_OK) not in HOST_STATUSES:
@@ -170,6 +197,7 @@ def check_host(data: object, where: str = "host") -> None:
         if type(fields) is not list or not all(type(name) is str for name in fields):
             raise _fail(f"{where}.measurement_fields", "an array of names", fields)
         _rows(measurements, fields, f"{where}.measurements")
+    _known_kinds(host, where)
 
 
 _type_row = functools.partial(map, type)

@@ -5,7 +5,8 @@ Findings (`Kind`): a run.json that does not load (store.load_run's reason: unrea
 wrong); a host.json of an unfinished run that does not; a run never finished ("still running, or stopped dead":
 complete false); a run directory with logs but no run.json; a run left aside by an import that died before its
 rename (results/.aside-*); a half-written file (*.tmp of store._write_atomically); and, when no other sslbench is
-running, the private directories of ansible-runner (sslbench-runner-* in the temporary directory) a killed run left.
+running, the private directories of ansible-runner (sslbench-runner-* in the temporary directory) a killed run left
+(privatedir.py's owner rule; those without an owner file, an older sslbench's, to remove by hand).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator import runschema, store
+from orchestrator import privatedir, runschema, store
 from orchestrator.errors import UserError
 
 
@@ -29,6 +30,7 @@ class Kind(enum.Enum):
     ASIDE = "import left aside"
     HALF_WRITTEN = "half-written file"
     RUNNER_DIR = "runner directory left behind"
+    OLD_RUNNER_DIR = "runner directory of an older sslbench"
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,22 @@ def check(results: Path) -> list[Finding]:
         found += _check_run_dir(path, live)
     found += [Finding(Kind.HALF_WRITTEN, tmp, "a write cut short (the file it was to replace is whole)")
               for tmp in sorted(results.glob("*/**/*.tmp"))]
-    if not others:
-        found += [Finding(Kind.RUNNER_DIR, path, "ansible-runner's private directory of a run that was killed")
-                  for path in sorted(Path(tempfile.gettempdir()).glob("sslbench-runner-*")) if path.is_dir()]
+    return found + _runner_dirs(busy=bool(others))
+
+
+def _runner_dirs(busy: bool) -> list[Finding]:
+    """The private dirs whose sslbench is gone (privatedir's owner rule: the next `run` removes them too), and
+    those without an owner file, which no `run` removes: made by an older sslbench (or, while another sslbench
+    runs, by one making it now: not said then)."""
+    found = []
+    for path in privatedir.private_dirs(Path(tempfile.gettempdir())):
+        whose = privatedir.owner(path)
+        if whose is privatedir.Owner.GONE:
+            found.append(Finding(Kind.RUNNER_DIR, path, "ansible-runner's private directory of a run that was "
+                                                        "killed (the next `sslbench run` removes it)"))
+        elif whose is privatedir.Owner.UNKNOWN and not busy:
+            found.append(Finding(Kind.OLD_RUNNER_DIR, path, "made by an older sslbench (no owner file): no run "
+                                                            "removes it; remove it by hand"))
     return found
 
 

@@ -26,6 +26,7 @@ from orchestrator.analysis.insights import AEADS, FigureFlags, Flags, figure_fla
 from orchestrator.model import FORWARD, LINE_BLOCKS, TUNNEL, HostResult
 from orchestrator.units import mbits
 
+IMPORTED_HOW = "imported iperf3 log (how it was measured is not recorded)"
 TUNNEL_NAMES = {"wireguard": "WireGuard", "openvpn-aes-256-gcm": "OpenVPN AES-256-GCM",
                 "openvpn-chacha20-poly1305": "OpenVPN CHACHA20-POLY1305"}
 IMPLEMENTATION_NAMES = {"kernel": "kernel", "wireguard-go": "wireguard-go", "openvpn-tun": "tun",
@@ -48,6 +49,9 @@ class TunnelFigure:
     samples: int = 0
     flags: Flags = ()
     reason: str | None = None  # "not measurable: ..." where the host could not run it
+    # measured by `sslbench run --tunnels` on the host (its HostResult has the tunnel's TunnelMethod): both ends on
+    # the board; False: from an imported iperf3 log, which does not say where its ends were
+    own: bool = True
 
     @property
     def mbit(self) -> float | None:
@@ -62,10 +66,11 @@ class TunnelFigure:
 
     @property
     def how(self) -> str:
-        """'1 stream, both ends on this board' (and 'reverse' for iperf3 -R)."""
+        """'1 stream, both ends on this board' (and 'reverse' for iperf3 -R); an imported log's: where it came from."""
         streams = f"{self.streams} stream" + ("s" if self.streams != 1 else "")
         direction = "" if self.direction == FORWARD else f", {self.direction}"
-        return f"{streams}{direction}, both ends on this board"
+        where = "both ends on this board" if self.own else IMPORTED_HOW
+        return f"{streams}{direction}, {where}"
 
     @property
     def said(self) -> str:
@@ -124,6 +129,7 @@ def tunnel_figures(result: HostResult) -> list[TunnelFigure]:
     order the host measured them), each the median of its ok repeats with the flags of its measurements and host,
     or why it was not measured."""
     reasons = {key_of(m): m.reason for m in result.measurements if m.kind == TUNNEL and m.reason}
+    measured = {(m.tunnel, m.implementation) for m in result.tunnels}
     out = []
     for key, cell in host_cells(result).items():
         if key.kind != TUNNEL:
@@ -132,7 +138,9 @@ def tunnel_figures(result: HostResult) -> list[TunnelFigure]:
         out.append(TunnelFigure(key.algorithm, key.implementation, key.operation or FORWARD, key.threads,
                                 None if bits is None else bits / 8, len(cell.samples),
                                 tuple(sorted(cell.flags & CARRIED_FLAGS)),
-                                None if cell.samples else reasons.get(key, "no figure")))
+                                None if cell.samples else reasons.get(key, "no figure"),
+                                own=any(tunnel == key.algorithm and key.implementation in (None, implementation)
+                                        for tunnel, implementation in measured)))
     return out
 
 

@@ -67,8 +67,10 @@ def measured_tunnels(found: Found, links: Sequence[int]) -> list[Block]:
     """Each host's measured tunnels beside the openssl prediction, measured / predicted, and the verdict per link
     from the measured figure (tunnel_answers)."""
     rows: list[list[Any]] = []
+    imported = False
     for s, _ in found:
         for answer in tunnel_answers.host_tunnels(s.result, s.cells, links):
+            imported = imported or not answer.figure.own
             ratio = f"{answer.ratio:.2f}" if answer.ratio is not None else "-"
             predicted = answer.prediction.said if answer.prediction else "no openssl figure of an AEAD"
             rows.append([s.label, answer.figure.said, predicted, ratio] + answer.verdicts)
@@ -76,7 +78,9 @@ def measured_tunnels(found: Found, links: Sequence[int]) -> list[Block]:
         return []
     return [Heading("Measured tunnels", 3),
             Note("Measured: iperf3 through the tunnel between two network namespaces of the host, both ends on "
-                 "the board (the receiver's throughput, the median of the repeats): the whole data path. Predicted: "
+                 "the board (the receiver's throughput, the median of the repeats): the whole data path"
+                 + ("; a figure from an imported iperf3 log says so: where its ends were is not recorded"
+                    if imported else "") + ". Predicted: "
                  "openssl speed of the tunnel's cipher at the smallest block of 1024-16384 bytes, one core for one "
                  "stream, all cores for several. The verdicts are the measured figure's."),
             Table(["host", "measured", "predicted (crypto ceiling)", "measured / predicted"]
@@ -174,8 +178,9 @@ def ranked_tunnels(runs: Sequence[Run], published: Sequence[reference.PublishedT
     blocks: list[Block] = [
         Heading("Measured WireGuard beside known boards (reference)", 3),
         Note("Your hosts' measured WireGuard (1 stream, forward) ranked among the tunnels others measured and "
-             "published for the known boards' SoCs, fastest first, in Mbit/s: both are the data path of the board "
-             "itself, not openssl speed. The published rows are one run each (wg-bench: one end in the root "
+             "published for the known boards' SoCs, fastest first, in Mbit/s: the data path of the board "
+             "itself, not openssl speed (yours as its `how` says: both ends on the board, or an imported iperf3 "
+             "log that does not say). The published rows are one run each (wg-bench: one end in the root "
              "namespace, no repeats, no CPU accounting), yours the median of your repeats."),
         Table(["rank", "board", "SoC / CPU · system", "tunnel", "Mbit/s", "how", "source"], table,
               ["SoC / CPU · system", "how"])]

@@ -38,8 +38,8 @@ TUNNEL_RATE = "sslbench_tunnel_megabits_per_second"
 FAMILIES = {  # name -> HELP
     THROUGHPUT: "Median throughput of an openssl speed cell, bytes per second (block_size bytes per operation).",
     PUBLIC_KEY: "Median public-key operations per second of an openssl speed cell (sign, verify, ...).",
-    TUNNEL_RATE: "Median throughput of a measured tunnel (iperf3 through it, both ends on the host; the receiver's), "
-                 "Mbit/s (10^6 bits per second).",
+    TUNNEL_RATE: "Median throughput of a measured tunnel (iperf3 through it, the receiver's; both ends on the host "
+                 "where sslbench measured it, not recorded for an imported iperf3 log), Mbit/s (10^6 bits per second).",
     RUN_TIME: "When the run that measured the host's figures was made, Unix time in seconds.",
 }
 INFLUX = {THROUGHPUT: ("sslbench_throughput", "bytes_per_second"),

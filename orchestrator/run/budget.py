@@ -80,8 +80,10 @@ class BudgetPlan:
 
 
 def planned_seconds(plan: Any, cell_overhead: float = CELL_OVERHEAD_SECONDS, fixed: float = 0.0) -> float:
-    """Benchmark seconds of every cell, plus the per-cell and fixed (idle gate, snapshots) overheads."""
-    return float(sum(c.seconds for c in plan.cells) + cell_overhead * len(plan.cells) + fixed)
+    """Benchmark seconds of every cell, plus the per-cell and fixed (idle gate, snapshots) overheads, plus the
+    tunnels measured after the cells (each its own estimate: setup, iperf3's tests and their margins)."""
+    tunnels = sum(t.eta_seconds for t in getattr(plan, "tunnels", ()))
+    return float(sum(c.seconds for c in plan.cells) + cell_overhead * len(plan.cells) + fixed + tunnels)
 
 
 def fit_budget(request: Any, planner: Callable[[Any], Any], budget_seconds: float, *,

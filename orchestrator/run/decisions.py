@@ -120,7 +120,8 @@ class Decisions:
             return Step(Stage.COLLECT_FORGET, f"sh {shlex.quote(one.work)}/run.sh forget\n", time.monotonic())
         if step.stage is Stage.COLLECT_FORGET and outcome.kind == "ok":
             stranded.close(one, self.collector.run.run_id)
-            self.collected.append(f"{flow.state.name}: {len(one.collected)} cells of run {one.run_dir.name}")
+            tunnels = f" and {len(one.collected_tunnels)} tunnels" if one.collected_tunnels else ""
+            self.collected.append(f"{flow.state.name}: {len(one.collected)} cells{tunnels} of run {one.run_dir.name}")
         else:
             print(f"sslbench: {flow.state.name}: cannot collect {one.work}: {one_line(outcome.stderr) or outcome.kind}",
                   file=sys.stderr)

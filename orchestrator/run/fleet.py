@@ -334,19 +334,9 @@ class Collector:
                                   for name in installed_names(state) if name in versions]
 
     def _tunnel_log(self, state: HostState, tunnel_id: str, text: str) -> None:
-        """A measured tunnel's log (tunnel.sh's output): stored raw beside the cells' logs, read into the host's
-        measurements, tunnel methods and evidence."""
+        """A measured tunnel's log: stored raw beside the cells' logs, read by add_tunnel_log."""
         self._store(state, f"{tunnel_id}.log", text)
-        parse = kinds.hook(kinds.get(TUNNEL).parser)  # the tunnel kind's parser: parse/tunnel.py's parse_tunnel
-        found: TunnelOutput = parse(text)
-        if not found.measurements:  # the script said nothing readable: the host's words stay in the log
-            name, implementation = algorithm_of(tunnel_id.removeprefix(tunnels.PREFIX))
-            found.measurements.append(Measurement(algorithm=name, operation=FORWARD, status=ERROR, kind=TUNNEL,
-                                                  implementation=implementation,
-                                                  reason=f"tunnel.sh printed no result: {one_line(text, 2)}"))
-        state.result.measurements.extend(found.measurements)
-        state.result.tunnels.extend(found.methods)
-        state.result.tunnel_evidence.extend(found.evidence)
+        add_tunnel_log(state.result, tunnel_id, text)
         state.cells_done.add(tunnel_id)
         if self.store_results and not state.finished:
             store.save_unfinished_host(self.run_dir, state.dir_name, state.result)
@@ -415,16 +405,18 @@ def judge_conditions(state: HostState) -> None:
 
 
 def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan:
-    """The host's cells: its OpenSSL's capabilities, pinned per cluster on big.LITTLE hosts, fitted into
-    --budget (the idle gate and snapshots count as fixed time) when one was given."""
+    """The host's cells: its OpenSSL's capabilities, pinned per cluster on big.LITTLE hosts, then its tunnels (their
+    -t the cells' seconds), both fitted into --budget (the idle gate and snapshots count as fixed time) if given."""
     if isinstance(options, MatrixRequest):
         options = PlanOptions(request=options)
-
     plan_host = kinds.hook(kinds.get(SPEED).planner)  # the speed kind's planner: run/matrix.py's plan_host
+    plan_tunnels = kinds.hook(kinds.get(TUNNEL).planner)  # the tunnel kind's planner: run/tunnels.py's
 
     def planner(request: MatrixRequest) -> HostPlan:
         plan: HostPlan = plan_host(state.name, request, openssl_version=state.result.openssl.version or
                                    state.result.openssl.version_line, logical_cpus=state.logical_cpus, pins=state.pins)
+        plan.tunnels = plan_tunnels(options.tunnels, logical_cpus=state.logical_cpus, seconds=request.seconds,
+                                    repeat=request.repeat)
         return plan
 
     if options.budget_seconds is None:
@@ -439,12 +431,23 @@ def plan_for(state: HostState, options: PlanOptions | MatrixRequest) -> HostPlan
                                                                          for cpu, label in state.pins))
     elif state.pin_note:
         plan.notes.append(state.pin_note)
-    plan_tunnels = kinds.hook(kinds.get(TUNNEL).planner)  # the tunnel kind's planner: run/tunnels.py's
-    plan.tunnels = plan_tunnels(options.tunnels, logical_cpus=state.logical_cpus,
-                                seconds=options.request.seconds, repeat=options.request.repeat)
     state.plan = plan
     state.result.measurements.extend(plan.unsupported)
     return plan
+
+
+def add_tunnel_log(result: HostResult, tunnel_id: str, text: str) -> None:
+    """A tunnel's log (tunnel.sh's output) read into the host's measurements, tunnel methods and evidence: come
+    back live or collected from a stranded work dir (run/stranded.py). The tunnel kind's parser: parse_tunnel."""
+    found: TunnelOutput = kinds.hook(kinds.get(TUNNEL).parser)(text)
+    if not found.measurements:  # the script said nothing readable: the host's words stay in the log
+        name, implementation = algorithm_of(tunnel_id.removeprefix(tunnels.PREFIX))
+        found.measurements.append(Measurement(algorithm=name, operation=FORWARD, status=ERROR, kind=TUNNEL,
+                                              implementation=implementation,
+                                              reason=f"tunnel.sh printed no result: {one_line(text, 2)}"))
+    result.measurements.extend(found.measurements)
+    result.tunnels.extend(found.methods)
+    result.tunnel_evidence.extend(found.evidence)
 
 
 def no_hosts_reason(driver: Driver, status: str) -> str:

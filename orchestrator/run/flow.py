@@ -127,8 +127,9 @@ class HostFlow:
 
 def interrupted_stage(flow: HostFlow, cells_ran: int) -> str:
     """The stage a run's stop caught an unfinished host at (HostResult.interrupted): detect, provision (installing
-    OpenSSL, or detecting again after it), cells (from its plan on: its cells had not all run), or fetch (every cell
-    ran on the host, `cells_ran` of them, and some logs had not come back)."""
+    OpenSSL, or detecting again after it), cells (from its plan on: its cells had not all run), tunnels (every cell
+    ran, its tunnels, measured after them, had not all), or fetch (every cell and tunnel ran on the host,
+    `cells_ran` of them: the runner's count takes both, and some logs had not come back)."""
     stage = flow.step.stage if flow.step is not None else None
     if flow.phase is Phase.NEW:
         if stage in (Stage.DETECT, Stage.COLLECT, Stage.COLLECT_FORGET) or (
@@ -138,7 +139,9 @@ def interrupted_stage(flow: HostFlow, cells_ran: int) -> str:
             return "provision"
         return "cells"
     plan = flow.state.plan
-    return "fetch" if plan is not None and cells_ran >= len(plan.cells) else "cells"
+    if plan is None or cells_ran < len(plan.cells):
+        return "cells"
+    return "fetch" if cells_ran >= len(plan.cells) + len(plan.tunnels) else "tunnels"
 
 
 def progress_wait(plan: HostPlan) -> float:

@@ -37,7 +37,7 @@ def _pty_init_without_close_delay(self: Any, *positional: Any, **keywords: Any) 
 ptyprocess.PtyProcess.__init__ = _pty_init_without_close_delay
 
 from orchestrator.run.ansible_options import AnsibleOptions
-from orchestrator.run import privatedir
+from orchestrator import privatedir
 from orchestrator.run.config import RunConfig
 from orchestrator.run.inventory import shipped_dir
 from orchestrator.run.workers import Worker, local_limit, worker_limit

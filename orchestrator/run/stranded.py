@@ -16,8 +16,10 @@ from pathlib import Path
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, INCOMPLETE, HostResult, Run
 from orchestrator.parse import protocol
-from orchestrator.run.fleet import cell_measurements
-from orchestrator.run.matrix import CellPlan, HostPlan
+from orchestrator.run import tunnels as tunnel_plans
+from orchestrator.run.fleet import add_tunnel_log, cell_measurements
+from orchestrator.run.matrix import SAFE_TOKEN, CellPlan, HostPlan
+from orchestrator.run.tunnels import TunnelPlan
 from orchestrator.run.stages import work_dir
 
 PLAN_FILE = "plan.json"
@@ -47,13 +49,29 @@ class Stranded:
     cells: dict[str, CellPlan]
     result: HostResult
     collected: list[str] = field(default_factory=list)  # cell ids stored from it
+    tunnels: dict[str, TunnelPlan] = field(default_factory=dict)  # the tunnels planned after the cells, by id
+    collected_tunnels: list[str] = field(default_factory=list)  # tunnel ids stored from it
+
+    def is_tunnel(self, log_id: str) -> bool:
+        """A tunnel's log: one planned (plan.json), or, from a plan.json written before it kept the tunnels, one
+        named as a tunnel sslbench measures (tunnel-<name>)."""
+        name = log_id.removeprefix(tunnel_plans.PREFIX)
+        return log_id in self.tunnels or (not self.tunnels and log_id != name and bool(SAFE_TOKEN.match(log_id))
+                                          and any(name in group for group in tunnel_plans.TUNNEL_GROUPS.values()))
 
 
 def save_plan(run_dir: Path, dir_name: str, plan: HostPlan) -> None:
-    """The host's cells, as the launch gets them: read back should the run die before its run.json is whole."""
+    """The host's cells and tunnels, as the launch gets them: read back should the run die before its run.json
+    is whole."""
     cells = [{**cell.to_dict(), "kind": cell.kind} for cell in plan.cells]
     path = store.host_dir(run_dir, dir_name) / PLAN_FILE
-    path.write_text(json.dumps({"host": plan.host, "cells": cells}) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({"host": plan.host, "cells": cells, "tunnels": [t.to_dict() for t in plan.tunnels]})
+                    + "\n", encoding="utf-8")
+
+
+def _tunnel(data: dict[str, object]) -> TunnelPlan:
+    return TunnelPlan(tunnel=str(data["tunnel"]), seconds=int(str(data["seconds"])),
+                      streams=int(str(data["streams"])), repeats=int(str(data["repeats"])))
 
 
 def _cell(data: dict[str, object]) -> CellPlan:
@@ -94,10 +112,11 @@ def _load(run_dir: Path, host: str, work: str) -> Stranded | None:
             if data.get("host") != host:
                 continue
             cells = {c.id: c for c in (_cell(d) for d in data["cells"])}
+            planned = {t.id: t for t in (_tunnel(d) for d in data.get("tunnels") or [])}  # none before it was kept
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         result = _stored_host(run_dir, path.parent, host)
-        return Stranded(work, run_dir, path.parent.name, cells, result)
+        return Stranded(work, run_dir, path.parent.name, cells, result, tunnels=planned)
     return None
 
 
@@ -116,11 +135,16 @@ def take(stranded: Stranded, stdout: str) -> None:
     codes = protocol.exit_codes(protocol.progress_part(stdout))
     for cell_id, text in protocol.split_logs(stdout):
         cell = stranded.cells.get(cell_id)
-        if cell is None or f"{cell_id}.log" in known:
-            continue  # a condition log, or a cell that came back before its controller died
+        tunnel = cell is None and stranded.is_tunnel(cell_id)
+        if (cell is None and not tunnel) or f"{cell_id}.log" in known:
+            continue  # a condition log, or a cell or tunnel that came back before its controller died
         path = store.host_dir(stranded.run_dir, stranded.dir_name) / f"{cell_id}.log"
         path.write_text(text, encoding="utf-8")
         result.logs.append(str(path.relative_to(stranded.run_dir)))
+        if cell is None:
+            add_tunnel_log(result, cell_id, text)
+            stranded.collected_tunnels.append(cell_id)
+            continue
         output, _evidence = protocol.split_evidence(text)
         result.measurements.extend(cell_measurements(cell, output, result.openssl.version, codes.get(cell_id)))
         stranded.collected.append(cell_id)
@@ -130,13 +154,18 @@ def close(stranded: Stranded, by_run: str) -> None:
     """The run the logs belong to, written whole again: this host says where its late cells came from, and the
     run that it was interrupted (its controller died)."""
     result = stranded.result
-    missing = [c for c in stranded.cells if f"{c}.log" not in {Path(log).name for log in result.logs}]
+    stored = {Path(log).name for log in result.logs}
+    missing = [c for c in stranded.cells if f"{c}.log" not in stored]
+    missing_tunnels = [t for t in stranded.tunnels if f"{t}.log" not in stored]
     result.status = HOST_FAILED
-    result.interrupted = result.interrupted or "cells"
-    result.reason = (f"its controller died before the host finished; {len(stranded.collected)} cells that finished "
-                     f"on the host were collected later by run {by_run}"
-                     + (f"; {len(missing)} of {len(stranded.cells)} cells never finished" if missing else ""))
-    if missing and INCOMPLETE not in result.flags:
+    result.interrupted = result.interrupted or ("tunnels" if missing_tunnels and not missing else "cells")
+    result.reason = (f"its controller died before the host finished; {len(stranded.collected)} cells"
+                     + (f" and {len(stranded.collected_tunnels)} tunnels" if stranded.collected_tunnels else "")
+                     + f" that finished on the host were collected later by run {by_run}"
+                     + (f"; {len(missing)} of {len(stranded.cells)} cells never finished" if missing else "")
+                     + (f"; {len(missing_tunnels)} of {len(stranded.tunnels)} tunnels never finished"
+                        if missing_tunnels else ""))
+    if (missing or missing_tunnels) and INCOMPLETE not in result.flags:
         result.flags.append(INCOMPLETE)
     store.save_host(stranded.run_dir, stranded.dir_name, result)
     run: Run = store.load_run(stranded.run_dir)

@@ -295,12 +295,14 @@ run_cells() {
         move_log "$id"
         echo "done $k $total $id $rc" >> progress
     done < cells.txt
-    [ -f tunnels.txt ] && run_tunnels "$openssl_bin"
+    # the cells' "after" snapshot, before the tunnels: minutes of iperf3's heat and throttling are theirs, not the
+    # cells' (each tunnel's log carries its own before and after)
     if [ -n "$cond" ]; then
         : > conditions-after.log
         conditions_log conditions-after conditions-after after
         move_log conditions-after
     fi
+    [ -f tunnels.txt ] && run_tunnels "$openssl_bin"
     echo "finished $total" >> progress
 }
 

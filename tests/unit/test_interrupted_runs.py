@@ -55,3 +55,22 @@ def test_report_lists_a_host_caught_in_detect_as_failed_with_the_stage(tmp_path,
     code, text = sslbench(capsys, "report", str(results / STOPPED), "--view", "hosts")
     row = next(line for line in text.splitlines() if line.lstrip().startswith("r2"))
     assert HOST_FAILED in row and f"{SIGTERM} during detect" in row
+
+
+def test_a_host_stopped_during_its_tunnels_says_tunnels_not_fetch():
+    """The runner's count of what ran takes the tunnels (measured after the cells) too: a stop after every cell
+    and before every tunnel is a stop during the tunnels; only all of both ran is a stop during the fetch."""
+    from orchestrator.run.fleet import HostState
+    from orchestrator.run.flow import HostFlow, Phase, interrupted_stage
+    from orchestrator.run.matrix import CellPlan, HostPlan, capabilities
+    from orchestrator.run.tunnels import TunnelPlan
+
+    cells = [CellPlan(id=f"00{i}-sha256-t1", algorithm="sha256", kind="digest", api=None, threads=1, sizes=(16,),
+                      args=["speed", "sha256"], seconds=1.0) for i in (1, 2)]
+    tunnels = [TunnelPlan(tunnel=name, seconds=1, streams=1, repeats=1)
+               for name in ("wireguard", "openvpn-aes-256-gcm")]
+    plan = HostPlan(host="r1", capabilities=capabilities("3.0.19"), cells=cells, tunnels=tunnels)
+    flow = HostFlow(state=HostState(name="r1", result=HostResult("r1"), plan=plan), step=None, phase=Phase.LAUNCHED)
+    assert [interrupted_stage(flow, ran) for ran in range(5)] == ["cells", "cells", "tunnels", "tunnels", "fetch"]
+    plan.tunnels = []
+    assert [interrupted_stage(flow, ran) for ran in range(3)] == ["cells", "cells", "fetch"]

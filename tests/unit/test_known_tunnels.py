@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator import reference
 from orchestrator.errors import UserError
-from orchestrator.model import FORWARD, REVERSE, TUNNEL, CpuFacts, HostResult, Measurement, Run
+from orchestrator.model import FORWARD, REVERSE, TUNNEL, CpuFacts, HostResult, Measurement, Run, TunnelMethod
 from orchestrator.render import report
 
 WG_BENCH = "https://github.com/cyyself/wg-bench/blob/eaa66c33c7f12fb96d7cb894b74a7784280edf47/README.md"
@@ -59,7 +59,9 @@ def test_a_row_without_a_source_or_a_readable_speed_is_refused(tmp_path, text, m
 
 def _r2s(*tunnels: Measurement) -> HostResult:
     speed = [Measurement("aes-256-gcm", block, 500e6, api="evp") for block in (1024, 16384)]
-    return HostResult("my-r2s", cpu=CpuFacts(model="Cortex-A53", logical_cpus=4), measurements=speed + list(tunnels))
+    measured = [TunnelMethod(t, i or "") for t, i in dict.fromkeys((m.algorithm, m.implementation) for m in tunnels)]
+    return HostResult("my-r2s", cpu=CpuFacts(model="Cortex-A53", logical_cpus=4), measurements=speed + list(tunnels),
+                      tunnels=measured)  # measured by `sslbench run --tunnels`: a TunnelMethod each
 
 
 def _wireguard(mbit: float, streams: int = 1) -> Measurement:

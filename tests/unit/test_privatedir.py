@@ -9,13 +9,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator.run import privatedir
+from orchestrator import privatedir
 
 
 def test_the_dir_of_a_run_killed_with_sigkill_goes_at_the_next_start_a_living_ones_stays(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
-    killed = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom orchestrator.run import privatedir\n"
+    killed = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom orchestrator import privatedir\n"
                                "print(privatedir.make(), flush=True)\ntime.sleep(60)"],
                               stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
     stale = Path(killed.stdout.readline().strip())

@@ -587,3 +587,21 @@ def test_a_cell_run_in_the_runners_subshell_counts_the_cpu_of_its_command(tmp_pa
     run = parse_cell(split_evidence(dict(split_logs(out))["001-b"])[1])["run"]
     used = run["children_after"] - run["children_before"]
     assert used >= 10, run  # clock ticks (1/100 s): the shell loop's CPU, a few tenths of a second
+
+
+def test_the_cells_after_snapshot_is_taken_before_the_tunnels(tmp_path):
+    """The host-wide "after" snapshot closes the openssl cells: taken before the tunnels, whose minutes of iperf3
+    would otherwise heat and throttle the board into the cells' evidence. The stand-in tunnel.sh says what the
+    work dir held when it ran."""
+    work, fake = workdir(tmp_path, [("001-t", "speed quick")], conditions=True)
+    (work / "tunnels.txt").write_text("tunnel-wireguard\twireguard 1 1 1\n")
+    (work / "tunnel.sh").write_text('for f in logs/*.log shipped/*.log; do [ -f "$f" ] && echo "had:${f#*/}"; done\n'
+                                    'echo "args:$*"\n')
+    started = sh(work, "start", str(fake), "0")
+    assert started.returncode == 0, started.stderr
+    logs = poll_until_finished(work)
+    assert set(logs) == {"conditions-idle", "conditions-before", "001-t", "conditions-after", "tunnel-wireguard"}
+    assert parse_conditions(logs["conditions-after"])["label"] == "after"
+    had = [line.removeprefix("had:") for line in logs["tunnel-wireguard"].splitlines() if line.startswith("had:")]
+    assert "conditions-after.log" in had and "001-t.log" in had
+    assert f"args:measure {work} run1 wireguard 1 1 1" in logs["tunnel-wireguard"]

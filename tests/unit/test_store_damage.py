@@ -65,6 +65,8 @@ DAMAGES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "threads-true": (_set("hosts", 0, "measurements", 0, 5, True), "hosts[0].measurements[0].threads"),
     "fields-number": (_set("hosts", 0, "measurement_fields", 3), "hosts[0].measurement_fields"),
     "kind-number": (lambda data: _kind(data, 4), "hosts[0].measurements[0].kind"),
+    # a name no kind in the registry has: every type fits, and each reader asking the registry about it would stop
+    "kind-unknown": (lambda data: _kind(data, "foo"), "hosts[0].measurements[0].kind"),
     "tunnels-of-strings": (_set("hosts", 0, "tunnels", ["wireguard"]), "hosts[0].tunnels[0]"),
     "tunnel-mtu-string": (_set("hosts", 0, "tunnels", [{"tunnel": "wireguard", "implementation": "kernel",
                                                         "mtu": "1420"}]), "hosts[0].tunnels[0].mtu"),

@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from fake_fleet import DATA, MR_LOG, FakeDriver, config_for, router
 
 from orchestrator import store
@@ -22,6 +23,7 @@ from orchestrator.run.hostlink import Outcome
 from orchestrator.run.matrix import SIZES_NEW, CellPlan, HostPlan, MatrixRequest, capabilities
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.runner import Interrupt
+from orchestrator.run.tunnels import TunnelPlan
 
 MR_FILE = DATA / "speed" / "openssl-3.0.19-x86_64-mr-chacha20-poly1305.txt"
 # 001 came back before the controller died; 002 finished on the host after; 003 was cut short by the lapse
@@ -30,7 +32,7 @@ CELLS = [CellPlan(id=f"00{i}-evp-chacha20-poly1305-t1-r{i}", algorithm="chacha20
                   repeat=i) for i in (1, 2, 3)]
 
 
-def dead_run(results: Path, host: str) -> tuple[Path, str]:
+def dead_run(results: Path, host: str, tunnels: tuple[TunnelPlan, ...] = ()) -> tuple[Path, str]:
     """A run as `kill -9` of its controller leaves it: run.json unfinished, the host planned (plan.json) with its
     first cell stored, and on the host a stranded work dir made by the real runner whose lease lapsed."""
     run_dir = store.new_run_dir(results)
@@ -39,7 +41,7 @@ def dead_run(results: Path, host: str) -> tuple[Path, str]:
     collector = Collector(run, run_dir, ProgressView(live=False, stream=open(results / "view.txt", "w")))
     state = collector.host(host)
     state.result.openssl.version = "3.0.19"
-    state.plan = HostPlan(host=host, capabilities=capabilities("3.0.19"), cells=list(CELLS))
+    state.plan = HostPlan(host=host, capabilities=capabilities("3.0.19"), cells=list(CELLS), tunnels=list(tunnels))
     stranded.save_plan(run_dir, state.dir_name, state.plan)
     collector.add_log(state, CELLS[0].id, MR_LOG)  # came back: host.json saved as unfinished
     work = Path(stages.work_dir(run.run_id, host))
@@ -61,8 +63,8 @@ def dead_run(results: Path, host: str) -> tuple[Path, str]:
     return run_dir, str(work)
 
 
-def test_the_next_run_collects_a_dead_runs_stranded_logs_into_that_run_and_says_so(tmp_path, clock):
-    old_dir, work = dead_run(tmp_path, "r1")
+def next_run(tmp_path: Path, work: str) -> tuple[FakeDriver, Collector, Path]:
+    """The next `sslbench run` on r1: detect lists the stranded work dir, the real run.sh left there ships it."""
     seen = router()
 
     def host(kind, script):
@@ -83,6 +85,12 @@ def test_the_next_run_collects_a_dead_runs_stranded_logs_into_that_run_and_says_
     request = MatrixRequest(algorithms=["chacha20-poly1305"], sizes=[1024], threads=[1], apis=["evp"], seconds=1)
     engine = bench.Engine(driver, collector, config_for(PlanOptions(request=request, idle_wait=0)), Interrupt())
     engine.run()
+    return driver, collector, run_dir
+
+
+def test_the_next_run_collects_a_dead_runs_stranded_logs_into_that_run_and_says_so(tmp_path, clock):
+    old_dir, work = dead_run(tmp_path, "r1")
+    driver, collector, run_dir = next_run(tmp_path, work)
     assert driver.steps["r1"][:3] == ["detect", "poll", "forget"]  # collected, then its own cells
     assert collector.hosts["r1"].result.status == HOST_OK
     assert not Path(work).exists()  # nothing left on the host
@@ -96,3 +104,65 @@ def test_the_next_run_collects_a_dead_runs_stranded_logs_into_that_run_and_says_
     assert len([m for m in r1.measurements if m.status == OK]) == 2 * len(SIZES_NEW)
     assert sorted(Path(log).name for log in r1.logs) == [f"{CELLS[0].id}.log", f"{CELLS[1].id}.log"]
     assert json.loads((old_dir / "run.json").read_text())["interrupted"] == old.interrupted
+
+
+def test_a_stranded_tunnel_log_is_collected_as_the_tunnel_it_measured(tmp_path, clock):
+    """A tunnel measured after the cells finished on the host after its controller died: its log is stored and
+    read (measurements, method, evidence) like one that came back live, not skipped then deleted with the dir."""
+    wireguard = TunnelPlan(tunnel="wireguard", seconds=1, streams=2, repeats=1)
+    old_dir, work = dead_run(tmp_path, "r1", tunnels=(wireguard,))
+    text = (DATA / "tunnel" / "wireguard.txt").read_text()  # framed as the runner's log_begin/log_end frame it
+    (Path(work) / "logs" / f"{wireguard.id}.log").write_text(
+        f"@@sslbench-log {wireguard.id}\n{text}\n@@sslbench-endlog {wireguard.id}\n")
+    _driver, _collector, run_dir = next_run(tmp_path, work)
+    assert not Path(work).exists()
+    (r1,) = store.load_run(old_dir).hosts
+    assert f"{wireguard.id}.log" in {Path(log).name for log in r1.logs}
+    assert (old_dir / r1.logs[-1]).read_text() == text
+    tunnel_ok = [m for m in r1.measurements if m.kind == "tunnel" and m.status == OK]
+    assert tunnel_ok and {m.algorithm for m in tunnel_ok} == {"wireguard"}
+    assert [t.tunnel for t in r1.tunnels] == ["wireguard"] and r1.tunnel_evidence
+    assert "1 cells and 1 tunnels that finished on the host were collected later" in r1.reason
+    assert "tunnels never finished" not in r1.reason
+
+
+@pytest.fixture
+def left_on_host():
+    """The stranded work dirs a test read without the next run's `forget`: removed after it, as forget would."""
+    left: list[str] = []
+    yield left
+    for work in left:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_a_plan_written_before_it_kept_the_tunnels_still_reads_and_takes_a_tunnel_log(tmp_path, left_on_host):
+    """plan.json as sslbench wrote it before it kept the tunnels (cells only): read, and a tunnel-<name> log it
+    ships is still a tunnel's, while a name sslbench never plans is not stored."""
+    run_dir, work = dead_run(tmp_path, "r1")
+    left_on_host.append(work)
+    plan = next(run_dir.glob(f"*/{stranded.PLAN_FILE}"))
+    data = json.loads(plan.read_text())
+    del data["tunnels"]
+    plan.write_text(json.dumps(data))
+    one = stranded._load(run_dir, "r1", "/tmp/x")
+    assert one is not None and list(one.cells) == [c.id for c in CELLS] and not one.tunnels
+    text = (DATA / "tunnel" / "wireguard.txt").read_text()
+    shipped = (f"@@sslbench-log tunnel-wireguard\n{text}\n@@sslbench-endlog tunnel-wireguard\n"
+               f"@@sslbench-log tunnel-nosuch\n{text}\n@@sslbench-endlog tunnel-nosuch\n")
+    stranded.take(one, shipped)
+    assert one.collected_tunnels == ["tunnel-wireguard"] and not one.collected
+    assert [t.tunnel for t in one.result.tunnels] == ["wireguard"]
+
+
+def test_a_run_that_died_during_its_tunnels_says_so_and_counts_the_tunnel_missing(tmp_path, left_on_host):
+    """Every cell finished, the tunnel measured after them did not: the host was caught during its tunnels."""
+    wireguard = TunnelPlan(tunnel="wireguard", seconds=1, streams=2, repeats=1)
+    run_dir, work = dead_run(tmp_path, "r1", tunnels=(wireguard,))
+    left_on_host.append(work)
+    one = stranded._load(run_dir, "r1", work)
+    assert one is not None and list(one.tunnels) == [wireguard.id]
+    stranded.take(one, "".join(f"@@sslbench-log {c.id}\n{MR_LOG}\n@@sslbench-endlog {c.id}\n" for c in CELLS[1:]))
+    stranded.close(one, "20990101T000000Z-next")
+    (r1,) = store.load_run(run_dir).hosts
+    assert r1.interrupted == "tunnels" and "cells never finished" not in r1.reason
+    assert "2 cells that finished on the host" in r1.reason and "1 of 1 tunnels never finished" in r1.reason

@@ -12,7 +12,8 @@ import re
 import pytest
 
 from orchestrator.analysis import insights, tunnel_answers
-from orchestrator.model import BUSY, FORWARD, REVERSE, TUNNEL, UNSUPPORTED, CpuFacts, HostResult, Measurement, Run
+from orchestrator.model import (BUSY, FORWARD, REVERSE, TUNNEL, UNSUPPORTED, CpuFacts, HostResult, Measurement, Run,
+                                TunnelMethod)
 from orchestrator.render import report
 
 MBIT = 1e6 / 8  # bytes/s of one Mbit/s
@@ -38,8 +39,12 @@ def tunnel(algorithm: str, implementation: str | None, mbit: float | None, *, di
                        flags=flags or [], kind=TUNNEL, implementation=implementation)
 
 
-def r2s(*tunnels: Measurement) -> HostResult:
-    return HostResult("r2s", cpu=CpuFacts(model="Cortex-A53", logical_cpus=4, crypto=["aes"]),
+def r2s(*tunnels: Measurement, imported: bool = False) -> HostResult:
+    """The host measured its tunnels (`sslbench run --tunnels`: a TunnelMethod for each, as parse/tunnel.py reads
+    them from tunnel.sh), or, imported, has only the figures of an iperf3 log."""
+    methods = [] if imported else [TunnelMethod(tunnel=t, implementation=i) for t, i in
+                                   dict.fromkeys((m.algorithm, m.implementation) for m in tunnels if m.implementation)]
+    return HostResult("r2s", cpu=CpuFacts(model="Cortex-A53", logical_cpus=4, crypto=["aes"]), tunnels=methods,
                       measurements=speed({"aes-256-gcm": 4000.0, "chacha20-poly1305": 1200.0}) + list(tunnels))
 
 
@@ -159,3 +164,22 @@ def test_the_openssl_answers_leave_tunnels_to_their_own_section():
     assert "wireguard" not in per_core.lower() and "Measured tunnels" in answers
     # the measurement table lists every figure, the tunnel in its own unit
     assert re.search(r"^wireguard .*forward .*234 Mbit/s", report.render_text(runs, "measurements"), re.M)
+
+
+def test_an_imported_iperf3_figure_never_claims_both_ends_on_the_board(tmp_path):
+    """Only a tunnel the host measured itself (its TunnelMethod: `sslbench run --tunnels`) was iperf3 between two
+    namespaces of the board; an imported log's figure says it is one, and that how it was measured is unknown."""
+    (wg,) = answers(r2s(tunnel("wireguard", "kernel", 234.0), imported=True))
+    assert wg.figure.said == ("WireGuard (kernel) 234 Mbit/s, 1 stream, imported iperf3 log (how it was measured "
+                              "is not recorded)")
+    runs = [run(r2s(tunnel("wireguard", "kernel", 234.0), imported=True))]
+    text = " ".join(report.render_text(runs, "line-rate").split())
+    assert "both ends on this board" not in text
+    assert "a figure from an imported iperf3 log says so: where its ends were is not recorded" in text
+    page = report.render_html(runs, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "imported iperf3 log (how it was measured is not recorded)" in page
+    assert "both ends on this board" not in page
+    (own,) = answers(r2s(tunnel("wireguard", "kernel", 234.0)))
+    assert own.figure.said.endswith("1 stream, both ends on this board")
+    measured = " ".join(report.render_text([run(r2s(tunnel("wireguard", "kernel", 234.0)))], "line-rate").split())
+    assert "imported iperf3 log" not in measured
