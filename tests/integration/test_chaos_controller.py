@@ -22,6 +22,7 @@ import pytest
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, OK
 from orchestrator.run.stages import work_dir
+from waiting import wait_for
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl on this machine")]
@@ -37,15 +38,6 @@ TINY = ["--algorithms", "sha256", "--threads", "1", "--api", "evp", "--seconds",
 SHORT = ["--algorithms", "aes-128-gcm,sha256,sha1", "--threads", "1", "--api", "evp", "--seconds", "1", "--sizes",
          "1024", "--idle-wait", "0"]
 LAPSE = 30 + 2 + 10  # the lease's grace once the session is gone, a tick, and the stop's own wait
-
-
-def wait_for(predicate, what, timeout=90.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"{what} never happened")
 
 
 def left_in(run_id: str) -> list[str]:

@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, OK
 from orchestrator.run.stages import work_dir
+from waiting import wait_for
 
 pytestmark = [pytest.mark.rig, pytest.mark.slow]
 
@@ -41,15 +41,6 @@ def left_on_host(work: str) -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
-def wait_for(predicate, what, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(1.0)
-    pytest.fail(f"{what} never happened")
-
-
 def test_kill_9_while_a_router_runs_its_cells(rig_inventory, rig_hosts, tmp_path):
     if HOST not in rig_hosts:
         pytest.skip(f"the fleet has no {HOST}")
@@ -58,13 +49,13 @@ def test_kill_9_while_a_router_runs_its_cells(rig_inventory, rig_hosts, tmp_path
                              "--results", str(results)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     work = ""
     try:
-        wait_for(lambda: list(results.glob(f"*/{HOST}/0*.log")), "the first cell's log here", 600)
+        wait_for(lambda: list(results.glob(f"*/{HOST}/0*.log")), "the first cell's log here", 600, every=1.0)
         run_dir = store.list_runs(results)[0]
         work = work_dir(run_dir.name, HOST)
         assert proc.poll() is None, "the run ended before it could be killed mid-matrix"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        wait_for(lambda: not left_on_host(work), f"the end of every process in {work} on {HOST}", 120)
+        wait_for(lambda: not left_on_host(work), f"the end of every process in {work} on {HOST}", 120, every=1.0)
         listing = on_host(f"ls {work} 2>/dev/null; cat {work}/progress 2>/dev/null")
         finished = set(re.findall(r"^done \d+ \d+ (\S+) 0$", listing, flags=re.MULTILINE))
         if on_host(f"[ -d {work} ] && echo there").strip():

@@ -17,6 +17,7 @@ import pytest
 from orchestrator import store
 from orchestrator.model import HOST_FAILED, OK
 from orchestrator.run.stages import work_dir
+from waiting import wait_for
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl on this machine")]
@@ -26,15 +27,6 @@ SSLBENCH = str(Path(sys.executable).parent / "sslbench")
 MATRIX = ["--algorithms", "aes-128-gcm,sha256,sha1", "--threads", "1", "--api", "evp", "--seconds", "1",
           "--idle-wait", "0"]
 FIRST = "001-evp-aes-128-gcm-t1-r0"
-
-
-def wait_for(predicate, what, timeout=90):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    pytest.fail(f"{what} never happened")
 
 
 def host_logs(run_id: str, pattern: str) -> list[str]:
